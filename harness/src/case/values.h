@@ -1,0 +1,86 @@
+// Value recipes: how input elements are drawn. Every value is a pure function
+// of (recipe, seed, tensor, row, col) computed with exact operations only
+// (integer hashing, exact scaling by powers of two, one final rounding), so the
+// GPU fill and the host fill produce identical bits.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <optional>
+
+#include "case/rng.h"
+#include "core/dtype.h"
+
+namespace assay {
+
+enum class Recipe : uint8_t {
+  ints,      // small integers, sparse enough that the exact sum is representable
+  uniform,   // uniform reals in [-1, 1)
+  mixed,     // uniform mantissas times 2^e, e spread over a range: cancellation
+  specials,  // uniform reals with a few +-0, +-Inf, NaN and subnormals planted
+};
+
+std::string_view name(Recipe r);
+std::optional<Recipe> parse_recipe(std::string_view s);
+
+// Parameters of one recipe for one tensor: chosen by the op's generator from
+// the case (dims, dtypes) so that results stay representable.
+struct RecipeParams {
+  Recipe recipe = Recipe::uniform;
+  int32_t int_range = 3;        // ints: |v| <= int_range
+  double density = 1.0;         // ints/specials: probability an element is nonzero / special
+  int32_t exp_lo = 0, exp_hi = 0;  // mixed: exponent range
+};
+
+// Raw (unrounded) value of element (row, col) of tensor `tensor`.
+ASSAY_HD double recipe_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
+                             uint64_t row, uint64_t col) {
+  uint64_t idx = (row << 32) ^ col;  // rows and cols stay below 2^32 (generator bound)
+  uint64_t h = hash3(seed, tensor, idx);
+  double u = unit_double(h);
+  switch (p.recipe) {
+    case Recipe::ints: {
+      uint64_t h2 = mix64(h);
+      if (unit_double(h2) >= p.density) return 0.0;
+      int64_t span = 2 * int64_t(p.int_range) + 1;
+      int64_t v = int64_t(h % uint64_t(span)) - p.int_range;
+      return double(v == 0 ? 1 : v);  // nonzero when chosen, so density means what it says
+    }
+    case Recipe::uniform:
+      return 2.0 * u - 1.0;
+    case Recipe::mixed: {
+      uint64_t h2 = mix64(h);
+      int span = p.exp_hi - p.exp_lo + 1;
+      int e = p.exp_lo + int(h2 % uint64_t(span));
+      double m = 2.0 * u - 1.0;
+      // ldexp by repeated exact multiplication (identical on host and device)
+      double s = 1.0;
+      for (int i = 0; i < (e < 0 ? -e : e); ++i) s *= 2.0;
+      return e < 0 ? m / s : m * s;
+    }
+    default: {  // specials
+      uint64_t h2 = mix64(h);
+      if (unit_double(h2) >= p.density) return 2.0 * u - 1.0;
+      const double inf = f64_from_bits(0x7ff0000000000000ull);
+      double tiny = 1.0;  // smallest subnormal of t, times a small integer
+      int e = min_normal_exp(t) - (mantissa_bits(t) - 1);
+      for (int i = 0; i < -e; ++i) tiny *= 0.5;
+      switch (h2 % 7) {
+        case 0: return 0.0;
+        case 1: return -0.0;
+        case 2: return inf;
+        case 3: return -inf;
+        case 4: return f64_from_bits(0x7ff8000000000000ull);
+        case 5: return tiny * double(1 + (h >> 60));
+        default: return -tiny * double(1 + (h >> 60));
+      }
+    }
+  }
+}
+
+// Stored bits of that element in dtype t.
+ASSAY_HD uint64_t recipe_bits(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
+                              uint64_t row, uint64_t col) {
+  return encode(t, recipe_value(p, t, seed, tensor, row, col));
+}
+
+}  // namespace assay

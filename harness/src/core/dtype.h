@@ -1,0 +1,142 @@
+// Element types of tensors and of the claimed compute precision, with exact
+// bit-level conversions usable on host and device (no intrinsics, so the
+// rounding is identical on both).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+#include "core/hd.h"
+
+namespace assay {
+
+enum class DType : uint8_t { f64, f32, f16, bf16 };
+// tf32 exists only as a compute precision, never as a storage type.
+enum class Compute : uint8_t { f64, f32, tf32, f16, bf16 };
+
+std::string_view name(DType t);
+std::string_view name(Compute c);
+std::optional<DType> parse_dtype(std::string_view s);
+std::optional<Compute> parse_compute(std::string_view s);
+
+ASSAY_HD int dtype_bytes(DType t) {
+  return t == DType::f64 ? 8 : t == DType::f32 ? 4 : 2;
+}
+// Significand bits including the implicit one (p in u = 2^-p).
+ASSAY_HD int mantissa_bits(DType t) {
+  return t == DType::f64 ? 53 : t == DType::f32 ? 24 : t == DType::f16 ? 11 : 8;
+}
+ASSAY_HD int mantissa_bits(Compute c) {
+  switch (c) {
+    case Compute::f64: return 53;
+    case Compute::f32: return 24;
+    case Compute::tf32: return 11;
+    case Compute::f16: return 11;
+    default: return 8;
+  }
+}
+// Smallest normal exponent (x >= 2^emin is normal).
+ASSAY_HD int min_normal_exp(DType t) {
+  return t == DType::f64 ? -1022 : t == DType::f16 ? -14 : -126;
+}
+ASSAY_HD double max_finite(DType t) {
+  return t == DType::f64 ? 1.7976931348623157e308
+       : t == DType::f32 ? 3.4028234663852886e38
+       : t == DType::f16 ? 65504.0 : 3.3895313892515355e38;
+}
+
+ASSAY_HD uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+ASSAY_HD float f32_from_bits(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+ASSAY_HD uint64_t f64_bits(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+ASSAY_HD double f64_from_bits(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+
+// float -> bf16, round to nearest even; NaN stays a quiet NaN.
+ASSAY_HD uint16_t bf16_from_f32(float f) {
+  uint32_t u = f32_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+ASSAY_HD float f32_from_bf16(uint16_t h) { return f32_from_bits(uint32_t(h) << 16); }
+
+// double -> f16, one correct rounding (to nearest even) straight from double.
+ASSAY_HD uint16_t f16_from_f64(double d) {
+  uint64_t u = f64_bits(d);
+  uint16_t sign = uint16_t((u >> 48) & 0x8000u);
+  uint64_t mag = u & 0x7fffffffffffffffull;
+  if (mag > 0x7ff0000000000000ull) return uint16_t(sign | 0x7e00u);  // NaN
+  if (mag >= 0x40effe0000000000ull) return uint16_t(sign | 0x7c00u); // >= 65520 rounds to Inf
+  int exp = int(mag >> 52) - 1023;
+  uint64_t sig = (mag & 0xfffffffffffffull) | (1ull << 52);
+  if (mag == 0) return sign;
+  // f16 keeps 10 fraction bits for normals; subnormals have fixed exponent -14.
+  int shift = exp >= -14 ? 42 : 42 + (-14 - exp);
+  if (shift > 53 + 1) return sign;  // far below half the smallest subnormal
+  uint64_t kept = sig >> shift;
+  uint64_t rem = sig & ((1ull << shift) - 1);
+  uint64_t half = 1ull << (shift - 1);
+  if (rem > half || (rem == half && (kept & 1))) ++kept;
+  // kept now is the significand at the f16 scale; rebuild the exponent field.
+  if (exp >= -14) {
+    uint32_t e = uint32_t(exp + 15);
+    uint32_t bits = (e << 10) + uint32_t(kept - (1ull << 10));  // carry bumps e
+    return uint16_t(sign | bits);
+  }
+  return uint16_t(sign | uint32_t(kept));  // subnormal (may round up to min normal)
+}
+ASSAY_HD double f64_from_f16(uint16_t h) {
+  uint32_t sign = h & 0x8000u, e = (h >> 10) & 0x1fu, f = h & 0x3ffu;
+  double v;
+  if (e == 0) v = double(f) * (1.0 / 16777216.0);  // f * 2^-24
+  else if (e == 31) v = f ? f64_from_bits(0x7ff8000000000000ull) : f64_from_bits(0x7ff0000000000000ull);
+  else v = double(f | 0x400u) * double(1u << e) * (1.0 / 33554432.0);  // 2^(e-15-10)
+  return sign ? -v : v;
+}
+
+// Round a double to the storage type and return the stored bits (low bytes).
+ASSAY_HD uint64_t encode(DType t, double d) {
+  switch (t) {
+    case DType::f64: return f64_bits(d);
+    case DType::f32: return f32_bits(float(d));
+    case DType::f16: return f16_from_f64(d);
+    default: {
+      // double -> float -> bf16 would round twice; go through a float that
+      // is truncated toward zero with a sticky bit so the second rounding is exact.
+      float f = float(d);
+      if (double(f) != d && d == d) {
+        uint32_t b = f32_bits(f);
+        if ((double(f) > d) == (d > 0)) b -= 1;  // f was rounded away from zero: step back
+        b |= 1u;                                 // sticky: remember the lost bits
+        f = f32_from_bits(b);
+      }
+      return bf16_from_f32(f);
+    }
+  }
+}
+ASSAY_HD double decode(DType t, uint64_t bits) {
+  switch (t) {
+    case DType::f64: return f64_from_bits(bits);
+    case DType::f32: return double(f32_from_bits(uint32_t(bits)));
+    case DType::f16: return f64_from_f16(uint16_t(bits));
+    default: return double(f32_from_bf16(uint16_t(bits)));
+  }
+}
+ASSAY_HD double round_to(DType t, double d) { return decode(t, encode(t, d)); }
+
+ASSAY_HD uint64_t load_bits(DType t, const void* p) {
+  switch (dtype_bytes(t)) {
+    case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint16_t v; memcpy(&v, p, 2); return v; }
+  }
+}
+ASSAY_HD void store_bits(DType t, void* p, uint64_t bits) {
+  switch (dtype_bytes(t)) {
+    case 8: memcpy(p, &bits, 8); break;
+    case 4: { uint32_t v = uint32_t(bits); memcpy(p, &v, 4); break; }
+    default: { uint16_t v = uint16_t(bits); memcpy(p, &v, 2); break; }
+  }
+}
+
+}  // namespace assay
