@@ -1,0 +1,58 @@
+// A backend owns memory, value generation and synchronisation for one kind of
+// device. The pipeline (executor, judge) is written once against this
+// interface; cuda and host differ only behind it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <dlpack/dlpack.h>
+
+#include "case/values.h"
+#include "core/tensor_geom.h"
+#include "spec/spec.h"
+
+namespace assay {
+
+struct Buffer {  // an allocation in the backend's memory (device or host address)
+  std::byte* data = nullptr;
+  size_t bytes = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+  virtual DLDevice device() const = 0;
+  virtual void* stream() = 0;  // cudaStream_t, or nullptr on the host
+  // Bytes this backend is willing to hold at once for one case.
+  virtual size_t memory_budget() const = 0;
+
+  // Throws InfraError when the memory cannot be had.
+  virtual Buffer allocate(size_t bytes) = 0;
+  virtual void release(Buffer& b) = 0;
+
+  // Repeat the low `width` bytes of `pattern` over the whole buffer.
+  virtual void fill_pattern(Buffer b, uint64_t pattern, int width) = 0;
+  // Every element of g (inside b) gets the recipe's value for (seed, tensor).
+  virtual void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed,
+                           uint32_t tensor) = 0;
+  // Every element of g gets the same bits (the poison pattern).
+  virtual void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) = 0;
+  virtual void download(Buffer b, std::byte* host) = 0;  // whole buffer
+  virtual void copy(Buffer dst, Buffer src) = 0;         // same size
+
+  // Waits for all queued work. Returns "" or the error the device reported
+  // (for CUDA: the first error, sticky or not, since the last call).
+  virtual std::string synchronize() = 0;
+};
+
+// The cuda backend needs a GPU; make_backend throws InfraError without one.
+std::unique_ptr<Backend> make_backend(BackendKind kind);
+// True when a CUDA device can be used; `why` says why not.
+bool cuda_available(std::string* why = nullptr);
+// "sm_90" for the current device (cuda only).
+std::string cuda_arch();
+
+}  // namespace assay

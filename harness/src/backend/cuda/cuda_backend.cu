@@ -1,0 +1,150 @@
+#include "backend/cuda/cuda_backend.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <fmt/format.h>
+
+#include "backend/host/host_backend.h"
+#include "core/error.h"
+
+namespace assay {
+
+void check_cuda(int status, const char* what) {
+  if (status != cudaSuccess)
+    throw InfraError(fmt::format("{}: {}", what, cudaGetErrorString(cudaError_t(status))));
+}
+
+bool cuda_available(std::string* why) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    if (why) *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
+    cudaGetLastError();  // clear, so later calls start clean
+    return false;
+  }
+  return true;
+}
+
+std::string cuda_arch() {
+  int dev = 0, major = 0, minor = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "compute capability");
+  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), "compute capability");
+  return fmt::format("sm_{}{}", major, minor);
+}
+
+std::unique_ptr<Backend> make_backend(BackendKind kind) {
+  if (kind == BackendKind::host) return std::make_unique<HostBackend>();
+  return std::make_unique<CudaBackend>();
+}
+
+CudaBackend::CudaBackend() {
+  std::string why;
+  if (!cuda_available(&why)) throw InfraError("the cuda backend needs a CUDA GPU: " + why);
+  check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
+  cudaStream_t s;
+  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  stream_ = s;
+  size_t free_bytes = 0, total = 0;
+  check_cuda(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  budget_ = free_bytes / 10 * 8;  // leave room for the candidate's own allocations
+}
+
+CudaBackend::~CudaBackend() {
+  if (cublas_) cublasDestroy(cublas_);
+  if (stream_) cudaStreamDestroy(cudaStream_t(stream_));
+}
+
+cublasContext* CudaBackend::cublas() {
+  if (!cublas_) {
+    if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS) throw InfraError("cublasCreate failed");
+    cublasSetStream(cublas_, cudaStream_t(stream_));
+    cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH);  // the reference must be plain FP64
+  }
+  return cublas_;
+}
+
+Buffer CudaBackend::allocate(size_t bytes) {
+  void* p = nullptr;
+  size_t rounded = (bytes + 255) / 256 * 256;
+  cudaError_t e = cudaMalloc(&p, rounded == 0 ? 256 : rounded);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw InfraError(fmt::format("cudaMalloc of {} bytes: {}", bytes, cudaGetErrorString(e)));
+  }
+  return Buffer{static_cast<std::byte*>(p), bytes};
+}
+
+void CudaBackend::release(Buffer& b) {
+  if (b.data) cudaFree(b.data);
+  b = {};
+}
+
+namespace {
+
+constexpr int kThreads = 256;
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return unsigned(b < 1 ? 1 : b > 65536 ? 65536 : b);  // grid-stride loops cover the rest
+}
+
+__global__ void pattern_kernel(std::byte* data, size_t words, uint64_t pattern, int width) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += size_t(gridDim.x) * blockDim.x)
+    memcpy(data + i * width, &pattern, width);
+}
+
+__global__ void tensor_kernel(std::byte* data, TensorGeom g, RecipeParams p, uint64_t seed, uint32_t tensor) {
+  const int size = dtype_bytes(g.dtype);
+  const int64_t n = g.count();
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t r = i / g.cols, c = i % g.cols;
+    store_bits(g.dtype, data + g.index(r, c) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
+  }
+}
+
+__global__ void constant_kernel(std::byte* data, TensorGeom g, uint64_t bits) {
+  const int size = dtype_bytes(g.dtype);
+  const int64_t n = g.count();
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    store_bits(g.dtype, data + g.index(i / g.cols, i % g.cols) * size, bits);
+}
+
+}  // namespace
+
+void CudaBackend::fill_pattern(Buffer b, uint64_t pattern, int width) {
+  size_t words = b.bytes / width;
+  pattern_kernel<<<blocks_for(int64_t(words)), kThreads, 0, cudaStream_t(stream_)>>>(b.data, words, pattern, width);
+  check_cuda(cudaGetLastError(), "fill_pattern launch");
+}
+
+void CudaBackend::fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) {
+  if (g.count() == 0) return;
+  tensor_kernel<<<blocks_for(g.count()), kThreads, 0, cudaStream_t(stream_)>>>(b.data, g, p, seed, tensor);
+  check_cuda(cudaGetLastError(), "fill_tensor launch");
+}
+
+void CudaBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
+  if (g.count() == 0) return;
+  constant_kernel<<<blocks_for(g.count()), kThreads, 0, cudaStream_t(stream_)>>>(b.data, g, bits);
+  check_cuda(cudaGetLastError(), "fill_constant launch");
+}
+
+void CudaBackend::download(Buffer b, std::byte* host) {
+  check_cuda(cudaMemcpyAsync(host, b.data, b.bytes, cudaMemcpyDeviceToHost, cudaStream_t(stream_)), "download");
+  check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "download sync");
+}
+
+void CudaBackend::copy(Buffer dst, Buffer src) {
+  check_cuda(cudaMemcpyAsync(dst.data, src.data, src.bytes, cudaMemcpyDeviceToDevice, cudaStream_t(stream_)), "copy");
+}
+
+std::string CudaBackend::synchronize() {
+  cudaError_t e = cudaStreamSynchronize(cudaStream_t(stream_));
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();  // work the candidate put on other streams
+  cudaError_t last = cudaGetLastError();
+  if (e == cudaSuccess) e = last;
+  return e == cudaSuccess ? std::string{} : std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+}  // namespace assay

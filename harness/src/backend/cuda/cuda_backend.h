@@ -1,0 +1,39 @@
+// The cuda backend: buffers in device memory, fills generated on the device
+// by the same functions as the host's, one stream for the candidate's work.
+#pragma once
+#include "backend/backend.h"
+
+struct cublasContext;
+
+namespace assay {
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend();  // throws InfraError when no GPU can be used
+  ~CudaBackend() override;
+  BackendKind kind() const override { return BackendKind::cuda; }
+  DLDevice device() const override { return DLDevice{kDLCUDA, device_}; }
+  void* stream() override { return stream_; }
+  size_t memory_budget() const override { return budget_; }
+  Buffer allocate(size_t bytes) override;
+  void release(Buffer& b) override;
+  void fill_pattern(Buffer b, uint64_t pattern, int width) override;
+  void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
+  void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override;
+  void download(Buffer b, std::byte* host) override;
+  void copy(Buffer dst, Buffer src) override;
+  std::string synchronize() override;
+
+  cublasContext* cublas();  // the reference's handle, bound to stream()
+
+ private:
+  int device_ = 0;
+  void* stream_ = nullptr;
+  cublasContext* cublas_ = nullptr;
+  size_t budget_ = 0;
+};
+
+// Throws InfraError with the CUDA error text when `status` is not success.
+void check_cuda(int status, const char* what);
+
+}  // namespace assay

@@ -1,0 +1,25 @@
+// The host backend: buffers in host memory, candidates are C++ functions.
+// It is the embedded default where no GPU is present, and makes every part of
+// the pipeline testable in CI.
+#pragma once
+#include "backend/backend.h"
+
+namespace assay {
+
+class HostBackend final : public Backend {
+ public:
+  BackendKind kind() const override { return BackendKind::host; }
+  DLDevice device() const override { return DLDevice{kDLCPU, 0}; }
+  void* stream() override { return nullptr; }
+  size_t memory_budget() const override;
+  Buffer allocate(size_t bytes) override;
+  void release(Buffer& b) override;
+  void fill_pattern(Buffer b, uint64_t pattern, int width) override;
+  void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
+  void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override;
+  void download(Buffer b, std::byte* host) override;
+  void copy(Buffer dst, Buffer src) override;
+  std::string synchronize() override { return {}; }
+};
+
+}  // namespace assay

@@ -1,0 +1,139 @@
+// `assay check SPEC|DIR...`: the CI gate. Exit 0 when every kernel passes (or,
+// with --expect, gets the verdict its spec expects), 1 when one does not,
+// 2 on bad input, 3 when the machine cannot run what was asked.
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "backend/backend.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "gate/gate.h"
+
+namespace assay::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct CheckArgs {
+  std::vector<std::string> paths;
+  std::string backend = "all";
+  int64_t cases = -1;
+  double budget = 60;
+  uint64_t seed = 1;
+  int max_failures = 3;
+  double tolerance_scale = 0;
+  std::string json, junit, out_dir = "assay-out", cache_dir;
+  bool expect = false, quiet = false;
+};
+
+std::vector<fs::path> collect_specs(const std::vector<std::string>& paths) {
+  std::vector<fs::path> specs;
+  for (const auto& p : paths) {
+    if (!fs::is_directory(p)) {
+      specs.emplace_back(p);  // a missing file is reported by the spec loader
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (auto& e : fs::recursive_directory_iterator(p))
+      if (e.is_regular_file() && (e.path().extension() == ".yaml" || e.path().extension() == ".yml"))
+        found.push_back(e.path());
+    std::sort(found.begin(), found.end());
+    if (found.empty()) throw InputError(fmt::format("{}: no spec files (*.yaml) in this folder", p));
+    specs.insert(specs.end(), found.begin(), found.end());
+  }
+  return specs;
+}
+
+// Exit code of the whole run: bad input outranks a broken machine, which
+// outranks a failing kernel.
+int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
+  int code = exit_pass;
+  auto rank = [](int c) { return c == exit_bad_input ? 3 : c == exit_infrastructure ? 2 : c; };
+  for (auto& k : reports) {
+    int c = !k.setup_error.empty() ? k.setup_exit
+            : (expect_mode ? k.expect_met() : k.verdict() == "pass") ? exit_pass : exit_kernel_failed;
+    if (rank(c) > rank(code)) code = c;
+  }
+  return code;
+}
+
+int run_check(const CheckArgs& a) {
+  std::optional<BackendKind> only;
+  if (a.backend == "auto") only = cuda_available() ? BackendKind::cuda : BackendKind::host;
+  else if (a.backend == "cuda") only = BackendKind::cuda;
+  else if (a.backend == "host") only = BackendKind::host;
+  if (only && a.backend == "auto" && !a.quiet)
+    fmt::print("backend auto: {}\n", *only == BackendKind::cuda ? "cuda (a GPU is present)" : "host (no CUDA GPU)");
+
+  GateOptions opt;
+  opt.seed = a.seed;
+  if (a.cases >= 0) opt.max_cases = a.cases;
+  opt.budget_seconds = a.budget;
+  opt.max_failures = a.max_failures;
+  if (a.tolerance_scale > 0) opt.tolerance_scale = a.tolerance_scale;
+  opt.out_dir = a.out_dir;
+  opt.loader.cache_dir = a.cache_dir;
+
+  ReporterSet reporters;
+  reporters.add(make_console_reporter(a.expect, a.quiet));
+  if (!a.json.empty()) reporters.add(make_json_reporter(a.json));
+  if (!a.junit.empty()) reporters.add(make_junit_reporter(a.junit));
+
+  std::map<BackendKind, std::unique_ptr<Backend>> backends;
+  std::vector<KernelReport> reports;
+  for (const fs::path& file : collect_specs(a.paths)) {
+    KernelReport failed_setup;
+    failed_setup.name = file.stem().string();
+    failed_setup.spec_file = file;
+    try {
+      Spec spec = load_spec(file);
+      if (only && spec.backend != *only) continue;
+      failed_setup.name = spec.name, failed_setup.backend = name(spec.backend), failed_setup.expect = spec.expect;
+      auto& backend = backends[spec.backend];
+      if (!backend) {
+        backend = make_backend(spec.backend);
+        if (spec.backend == BackendKind::cuda) opt.loader.cuda_arch = cuda_arch();
+      }
+      reports.push_back(run_gate(spec, *backend, opt, reporters));
+      continue;
+    } catch (const InputError& e) {
+      failed_setup.setup_error = e.what(), failed_setup.setup_exit = exit_bad_input;
+    } catch (const InfraError& e) {
+      failed_setup.setup_error = e.what(), failed_setup.setup_exit = exit_infrastructure;
+    }
+    reporters.kernel_started(failed_setup);
+    reporters.kernel_done(failed_setup);
+    reports.push_back(failed_setup);
+  }
+  reporters.run_done(reports);
+  return exit_code(reports, a.expect);
+}
+
+}  // namespace
+
+Command add_check(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* c = app.add_subcommand("check", "gate kernels: sweep and random cases against the FP64 reference");
+  c->add_option("specs", args->paths, "spec files or folders of specs")->required();
+  c->add_option("--backend", args->backend, "all | auto (cuda if a GPU is present, else host) | cuda | host")
+      ->check(CLI::IsMember({"all", "auto", "cuda", "host"}));
+  c->add_option("--cases", args->cases, "at most this many cases per kernel (default: sweep + 200 random)")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+  c->add_option("--budget", args->budget, "seconds per kernel (default 60)")->check(CLI::PositiveNumber);
+  c->add_option("--seed", args->seed, "seed of the sweep and random cases (default 1)");
+  c->add_option("--max-failures", args->max_failures, "failing cases kept per kernel before it stops (default 3)")
+      ->check(CLI::Range(1, 1000000));
+  c->add_option("--tolerance-scale", args->tolerance_scale, "T in the tolerance bound (default 2)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--json", args->json, "write a JSON report");
+  c->add_option("--junit", args->junit, "write a JUnit XML report");
+  c->add_option("--out", args->out_dir, "folder for failing case files (default assay-out)");
+  c->add_option("--cache-dir", args->cache_dir, "compiled-kernel cache (default ~/.cache/assay)");
+  c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
+  c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
+  return [args] { return run_check(*args); };
+}
+
+}  // namespace assay::cli

@@ -1,0 +1,15 @@
+// The subcommands of `assay`, each registered on the CLI11 app and run after
+// parsing. Each returns the process exit code (core/error.h).
+#pragma once
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace assay::cli {
+
+using Command = std::function<int()>;
+
+Command add_check(CLI::App& app);
+Command add_repro(CLI::App& app);
+
+}  // namespace assay::cli

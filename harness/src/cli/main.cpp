@@ -1,0 +1,34 @@
+// assay: differential testing and fuzzing of GPU kernels.
+#include <cstdio>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"assay: differential testing of GPU kernels against FP64 references"};
+  app.require_subcommand(1);
+  auto check = assay::cli::add_check(app);
+  auto repro = assay::cli::add_repro(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : assay::exit_bad_input;
+  }
+  try {
+    if (app.got_subcommand("check")) return check();
+    return repro();
+  } catch (const assay::InputError& e) {
+    fmt::print(stderr, "assay: {}\n", e.what());
+    return assay::exit_bad_input;
+  } catch (const assay::InfraError& e) {
+    fmt::print(stderr, "assay: infrastructure: {}\n", e.what());
+    return assay::exit_infrastructure;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "assay: internal error: {}\n", e.what());
+    return assay::exit_infrastructure;
+  }
+}

@@ -1,0 +1,207 @@
+#include "exec/executor.h"
+
+#include <chrono>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "case/rng.h"
+#include "exec/guarded_tensor.h"
+#include "exec/patterns.h"
+#include "ops/gemm/gemm_problem.h"
+#include "ops/gemm/gemm_reference.h"
+#include "ops/gemm/gemm_tolerance.h"
+
+namespace assay {
+namespace {
+
+using Image = std::vector<std::byte>;
+
+// DLTensor views of the case's buffers; owns the shape and stride arrays.
+struct CallFrame {
+  int64_t shapes[3][2], strides[3][2];
+  DLTensor inputs[2], outputs[1];
+  double scalars[2];
+  assay_call call{};
+
+  CallFrame(Backend& be, const Case& c, GuardedTensor* t[3]) {
+    DLTensor* views[3] = {&inputs[0], &inputs[1], &outputs[0]};
+    for (int i = 0; i < 3; ++i) {
+      const TensorGeom& g = t[i]->geom();
+      shapes[i][0] = g.rows, shapes[i][1] = g.cols;
+      strides[i][0] = g.row_stride, strides[i][1] = g.col_stride;
+      const bool bf16 = g.dtype == DType::bf16;
+      *views[i] = DLTensor{t[i]->data(), be.device(), 2,
+                           DLDataType{uint8_t(bf16 ? kDLBfloat : kDLFloat), uint8_t(dtype_bytes(g.dtype) * 8), 1},
+                           shapes[i], strides[i], uint64_t(g.offset) * dtype_bytes(g.dtype)};
+    }
+    scalars[0] = c.alpha, scalars[1] = c.beta;
+    call = assay_call{ASSAY_ABI_VERSION, "gemm", 2, inputs, 1, outputs, 2, scalars, be.stream(), nullptr, 0};
+  }
+};
+
+class CaseRun {
+ public:
+  CaseRun(Backend& be, Runner& runner, const Case& c, const ExecOptions& opt)
+      : be_(be), runner_(runner), c_(c), opt_(opt) {
+    auto geoms = gemm::tensors(c);
+    for (int i = 0; i < 3; ++i) t_[i] = std::make_unique<GuardedTensor>(be, geoms[i]);
+    if (gemm::reads_c0(c)) c0_ = std::make_unique<GuardedTensor>(be, geoms[gemm::C]);
+  }
+
+  CaseOutcome run() {
+    CaseOutcome out;
+    // Call 1: fresh memory, nothing computed yet anywhere.
+    draw(c_.seed);
+    Image c_before;
+    Image out1;
+    if (!call_and_check(1, c_.seed, out, c_before, out1)) return out;
+    // Call 2: fresh inputs in the same buffers.
+    const uint64_t seed2 = mix64(c_.seed ^ 0x5eed0002ull);
+    draw(seed2);
+    Image c_before2, out2;
+    if (!call_and_check(2, seed2, out, c_before2, out2, &out1)) return out;
+    // Call 3: the same inputs again; the output must come back bit for bit.
+    if (opt_.deterministic) {
+      paint_output(seed2);
+      Image c_before3, out3;
+      if (!call_and_check(3, seed2, out, c_before3, out3)) return out;
+      if (auto at = t_[gemm::C]->first_element_change(out2, out3)) {
+        fail(out, 3, Verdict::nondeterministic,
+                    fmt::format("repeat call changed output bytes (first at element byte {})", *at - kGuardBytes));
+        return out;
+      }
+    }
+    return out;
+  }
+
+ private:
+  void draw(uint64_t seed) {
+    for (int i : {gemm::A, gemm::B}) {
+      t_[i]->paint_canary();
+      be_.fill_tensor(t_[i]->buffer(), shifted(i), gemm::recipe_params(c_, gemm::Operand(i)), seed, i);
+    }
+    paint_output(seed);
+  }
+  // C holds C0 when beta != 0, otherwise the poison pattern.
+  void paint_output(uint64_t seed) {
+    GuardedTensor& t = *t_[gemm::C];
+    t.paint_canary();
+    if (gemm::reads_c0(c_))
+      be_.fill_tensor(t.buffer(), shifted(gemm::C), gemm::recipe_params(c_, gemm::C), seed, gemm::C);
+    else
+      be_.fill_constant(t.buffer(), shifted(gemm::C), poison_bits(c_.c_type));
+  }
+  // Geometry relative to the buffer start (the fills address whole buffers).
+  TensorGeom shifted(int i) const {
+    TensorGeom g = t_[i]->geom();
+    g.offset += int64_t(kGuardBytes / dtype_bytes(g.dtype));
+    return g;
+  }
+
+  // Records the failure; returns false so callers can `return fail(...)`.
+  static bool fail(CaseOutcome& out, int call, Verdict v, std::string detail) {
+    out.verdict = v, out.call = call, out.detail = std::move(detail);
+    return false;
+  }
+
+  // One candidate call with all checks; false when it failed (out filled).
+  bool call_and_check(int call, uint64_t seed, CaseOutcome& out, Image& c_before, Image& c_after,
+                      const Image* previous_out = nullptr) {
+    Image a_before = t_[gemm::A]->download(), b_before = t_[gemm::B]->download();
+    c_before = t_[gemm::C]->download();
+    GuardedTensor* views[3] = {t_[0].get(), t_[1].get(), t_[2].get()};
+    CallFrame frame(be_, c_, views);
+    RunStatus status = runner_.run(frame.call);
+    std::string device_error = be_.synchronize();
+    if (!device_error.empty()) return fail(out, call, Verdict::cuda_error, device_error);
+    if (!status.failure.empty()) return fail(out, call, Verdict::kernel_error, status.failure);
+    if (status.code == ASSAY_UNSUPPORTED)
+      return fail(out, call, Verdict::rejected, "returned ASSAY_UNSUPPORTED for a case inside the spec");
+    if (status.code != ASSAY_OK)
+      return fail(out, call, Verdict::kernel_error, fmt::format("assay_run returned {}", status.code));
+
+    c_after = t_[gemm::C]->download();
+    const char* names[3] = {"A", "B", "C"};
+    const Image* after[3] = {nullptr, nullptr, &c_after};
+    Image a_after = t_[gemm::A]->download(), b_after = t_[gemm::B]->download();
+    after[0] = &a_after, after[1] = &b_after;
+    for (int i = 0; i < 3; ++i)
+      if (auto at = t_[i]->first_damage(*after[i]))
+        return fail(out, call, Verdict::out_of_bounds_write,
+                     fmt::format("{} byte {} outside its elements was overwritten ({} guard)", names[i],
+                                 int64_t(*at) - int64_t(kGuardBytes), *at < kGuardBytes ? "before" : "after/padding"));
+    const Image* before[2] = {&a_before, &b_before};
+    for (int i = 0; i < 2; ++i)
+      if (auto at = t_[i]->first_element_change(*before[i], *after[i]))
+        return fail(out, call, Verdict::input_modified,
+                     fmt::format("input {} changed (first at element byte {})", names[i], *at - kGuardBytes));
+
+    // Only now the reference: C0 redrawn into scratch memory the kernel never saw.
+    const std::byte* c0 = nullptr;
+    if (c0_) {
+      c0_->paint_canary();
+      be_.fill_tensor(c0_->buffer(), shifted(gemm::C), gemm::recipe_params(c_, gemm::C), seed, gemm::C);
+      c0 = c0_->data();
+    }
+    auto ref = gemm::reference(be_, c_, t_[gemm::A]->data(), t_[gemm::B]->data(), c0);
+    Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type));
+    out.stats = compare(tol, t_[gemm::C]->geom(), GuardedTensor::data_in(c_after), ref.ref.data(), ref.bound.data());
+    if (call == 1 && opt_.keep_tensors) {
+      out.tensors = CaseTensors{a_before, b_before, c_before, c_after, ref.ref, ref.bound};
+    }
+    Verdict v = verdict_of(out.stats);
+    if (v == Verdict::pass) return true;
+    if (call >= 2) v = classify_repeat(v, out.stats, c_before, c_after, previous_out);
+    return fail(out, call, v, summary(out.stats));
+  }
+
+  // A later call that fails where an earlier one passed: did it leave the
+  // output as it found it (stale), or write an earlier answer (cached)?
+  Verdict classify_repeat(Verdict v, const CompareStats& s, const Image& before, const Image& after,
+                          const Image* previous) {
+    if (!previous || s.first_bad.empty()) return v;
+    const TensorGeom& g = t_[gemm::C]->geom();
+    const int size = dtype_bytes(g.dtype);
+    int same_as_before = 0, same_as_previous = 0;
+    for (auto& e : s.first_bad) {
+      size_t at = kGuardBytes + size_t(g.index(e.row, e.col)) * size;
+      same_as_before += std::equal(after.begin() + at, after.begin() + at + size, before.begin() + at);
+      same_as_previous += std::equal(after.begin() + at, after.begin() + at + size, previous->begin() + at);
+    }
+    const int n = int(s.first_bad.size());
+    if (same_as_previous == n) return Verdict::cached_result;
+    if (same_as_before == n) return Verdict::stale_result;
+    return v;
+  }
+
+  static std::string summary(const CompareStats& s) {
+    std::string d = fmt::format("{} of {} elements bad", s.bad, s.checked);
+    if (s.unwritten) d += fmt::format(" ({} unwritten)", s.unwritten);
+    if (s.bad_class) d += fmt::format(" ({} NaN/Inf class)", s.bad_class);
+    d += fmt::format(", max {:.3g} ulp, max bound ratio {:.3g}", s.max_ulps, s.max_ratio);
+    if (!s.first_bad.empty()) {
+      auto& e = s.first_bad.front();
+      d += fmt::format("; first C[{},{}] expected {:.9g} got {:.9g}", e.row, e.col, e.expected, e.got);
+    }
+    return d;
+  }
+
+  Backend& be_;
+  Runner& runner_;
+  const Case& c_;
+  const ExecOptions& opt_;
+  std::unique_ptr<GuardedTensor> t_[3], c0_;
+};
+
+}  // namespace
+
+CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
+  auto start = std::chrono::steady_clock::now();
+  CaseRun run(backend, runner, c, opt);
+  CaseOutcome out = run.run();
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace assay

@@ -1,0 +1,43 @@
+// Runs one case against a candidate with every guard on, and judges it:
+//   call 1: fresh, poisoned memory; guards, inputs and output checked; the
+//           reference is computed only after the candidate ran;
+//   call 2: freshly drawn inputs in the same buffers (stale or cached answers);
+//   call 3: a bitwise repeat of call 2 when the spec says deterministic.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "case/case.h"
+#include "exec/runner.h"
+#include "judge/compare.h"
+
+namespace assay {
+
+struct ExecOptions {
+  Compute compute = Compute::f32;
+  double tolerance_scale = 2.0;
+  bool deterministic = true;
+  bool keep_tensors = false;  // fill CaseOutcome::tensors (for `assay repro --dump`)
+};
+
+// Host copies of call 1's tensors, for dumping: A, B and C0 as the kernel saw
+// them, C as it left it, and the FP64 reference and bound.
+struct CaseTensors {
+  std::vector<std::byte> a, b, c0, c;  // whole guarded images
+  std::vector<double> ref, bound;
+};
+
+struct CaseOutcome {
+  Verdict verdict = Verdict::pass;
+  int call = 0;          // which call (1..3) failed; 0 when passed
+  std::string detail;    // one line for humans
+  CompareStats stats;
+  double seconds = 0;
+  CaseTensors tensors;   // only with keep_tensors
+};
+
+// Throws InfraError when the backend cannot hold the case or breaks.
+CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
+
+}  // namespace assay

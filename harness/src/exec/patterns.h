@@ -1,0 +1,25 @@
+// Bit patterns the harness paints around and into buffers.
+//  - canary: fills guard zones and padding between rows; a large negative
+//    value (as the netlib tester's -1e10), so a kernel that reads padding as
+//    data goes visibly wrong too.
+//  - poison: fills outputs that hold no C0; a NaN with a recognisable
+//    payload, so unwritten elements are told apart from computed NaNs.
+#pragma once
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace assay {
+
+inline uint64_t canary_bits(DType t) { return encode(t, t == DType::f16 ? -60000.0 : -1.0e10); }
+
+inline uint64_t poison_bits(DType t) {
+  switch (t) {
+    case DType::f64: return 0x7ff5a5a5a5a5a5a5ull;
+    case DType::f32: return 0x7fa5a5a5u;
+    case DType::f16: return 0x7d5au;
+    default: return 0x7fa5u;  // bf16
+  }
+}
+
+}  // namespace assay

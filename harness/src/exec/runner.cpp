@@ -1,0 +1,17 @@
+#include "exec/runner.h"
+
+#include <exception>
+
+namespace assay {
+
+RunStatus InProcessRunner::run(const assay_call& call) {
+  try {
+    return RunStatus{fn_(&call), {}};
+  } catch (const std::exception& e) {
+    return RunStatus{-1, std::string("exception escaped assay_run: ") + e.what()};
+  } catch (...) {
+    return RunStatus{-1, "unknown exception escaped assay_run"};
+  }
+}
+
+}  // namespace assay

@@ -1,0 +1,95 @@
+#include "gate/gate.h"
+
+#include <chrono>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_tolerance.h"
+
+namespace assay {
+namespace fs = std::filesystem;
+
+CaseLimits limits_for(const Backend& backend) {
+  // The host runs candidates on a CPU core: keep its cases small enough for CI.
+  if (backend.kind() == BackendKind::host) return {double(1 << 25), double(backend.memory_budget())};
+  return {double(int64_t(1) << 41), double(backend.memory_budget())};
+}
+
+fs::path save_case(const fs::path& dir, const Spec& spec, const Case& c, const CaseOutcome& o, int64_t index) {
+  fs::create_directories(dir);
+  fs::path file = dir / fmt::format("case-{:04d}-{}.yaml", index, name(o.verdict));
+  std::ofstream out(file);
+  out << fmt::format("# {} in call {}: {}\n", name(o.verdict), o.call, o.detail);
+  out << fmt::format("# repro: assay repro {}\n", file.string());
+  out << to_yaml(c, fs::absolute(spec.file), fs::absolute(dir));
+  if (!out) throw InfraError("cannot write " + file.string());
+  return file;
+}
+
+KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter) {
+  KernelReport report;
+  report.name = spec.name;
+  report.spec_file = spec.file;
+  report.backend = std::string(name(spec.backend));
+  report.expect = spec.expect;
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  reporter.kernel_started(report);
+
+  LoadedKernel kernel;
+  try {
+    kernel = load_kernel(spec, opt.loader);
+  } catch (const InputError& e) {
+    report.setup_error = e.what(), report.setup_exit = exit_bad_input;
+  } catch (const InfraError& e) {
+    report.setup_error = e.what(), report.setup_exit = exit_infrastructure;
+  }
+  if (!report.setup_error.empty()) {
+    report.seconds = elapsed();
+    reporter.kernel_done(report);
+    return report;
+  }
+  InProcessRunner runner(kernel.run);
+  ExecOptions exec{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false};
+  const CaseLimits limits = limits_for(backend);
+  const bool host = backend.kind() == BackendKind::host;
+  const gemm::GenLimits gen{host ? 160 : 2048, host ? double(1 << 20) : double(1 << 30)};
+  const std::vector<Case> sweep = gemm::sweep(spec, opt.seed);
+  const int64_t max_cases = opt.max_cases.value_or(int64_t(sweep.size()) + kDefaultRandomCases);
+  const fs::path case_dir = opt.out_dir / spec.name;
+
+  for (int64_t i = 0; i < max_cases; ++i) {
+    if (elapsed() > opt.budget_seconds || int(report.failures.size()) >= opt.max_failures) break;
+    std::optional<Case> c = i < int64_t(sweep.size()) ? std::optional<Case>(sweep[i])
+                                                      : gemm::random_case(spec, opt.seed, uint64_t(i), gen);
+    if (!c) {
+      ++report.cases_skipped, ++report.skip_reasons["no case satisfies the spec's requires"];
+      continue;
+    }
+    const double work = double(c->m) * double(c->n) * double(c->k);
+    const double bytes = gemm::case_bytes(*c);
+    if (work > limits.max_work || bytes > limits.max_bytes) {
+      ++report.cases_skipped;
+      ++report.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend.kind()), c->origin)];
+      continue;
+    }
+    CaseOutcome outcome = run_case(backend, runner, *c, exec);
+    ++report.cases_run;
+    if (outcome.verdict == Verdict::pass) {
+      ++report.cases_passed;
+    } else {
+      fs::path file = save_case(case_dir, spec, *c, outcome, i);
+      report.failures.push_back({*c, outcome, file, "assay repro " + file.string()});
+      if (outcome.verdict == Verdict::cuda_error) break;  // the context may be poisoned (issue #3 isolates it)
+    }
+    reporter.case_done(report, *c, outcome);
+  }
+  report.seconds = elapsed();
+  reporter.kernel_done(report);
+  return report;
+}
+
+}  // namespace assay

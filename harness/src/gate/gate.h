@@ -1,0 +1,41 @@
+// The gate: one spec's kernel through the fixed sweep and seeded random cases,
+// within a time and case budget; failing cases are saved with a repro line.
+#pragma once
+#include <filesystem>
+#include <optional>
+
+#include "backend/backend.h"
+#include "exec/loader.h"
+#include "report/reporter.h"
+#include "spec/spec.h"
+
+namespace assay {
+
+struct GateOptions {
+  uint64_t seed = 1;
+  std::optional<int64_t> max_cases;  // default: the sweep plus kDefaultRandomCases
+  double budget_seconds = 60;        // per kernel
+  int max_failures = 3;              // stop a kernel after this many failing cases
+  std::optional<double> tolerance_scale;
+  std::filesystem::path out_dir = "assay-out";
+  LoaderOptions loader;
+};
+
+inline constexpr int64_t kDefaultRandomCases = 200;
+
+// Work and memory a backend takes on for one case; bigger cases are skipped.
+struct CaseLimits {
+  double max_work;   // m*n*k
+  double max_bytes;
+};
+CaseLimits limits_for(const Backend& backend);
+
+// Runs one kernel; never throws for the kernel's or the spec's faults (they
+// land in the report), only InfraError when the backend itself breaks.
+KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter);
+
+// Saves a failing case next to the others of its kernel; returns the file.
+std::filesystem::path save_case(const std::filesystem::path& dir, const Spec& spec, const Case& c,
+                                const CaseOutcome& o, int64_t index);
+
+}  // namespace assay

@@ -1,0 +1,84 @@
+#include "judge/compare.h"
+
+#include <cmath>
+
+namespace assay {
+namespace {
+
+constexpr size_t kKeepBad = 8;
+
+// Monotonic integer image of a value of t: adjacent values differ by one.
+int64_t ordered(DType t, double x) {
+  uint64_t bits = encode(t, x);
+  int width = dtype_bytes(t) * 8;
+  uint64_t sign = uint64_t(1) << (width - 1);
+  int64_t mag = int64_t(bits & (sign - 1));
+  return (bits & sign) ? -mag : mag;
+}
+
+}  // namespace
+
+double ulp_of(DType t, double x) {
+  int e = 0;
+  std::frexp(std::fabs(x), &e);  // |x| in [2^(e-1), 2^e)
+  int emin = min_normal_exp(t);
+  int exp = std::max(e - 1, emin);
+  return std::ldexp(1.0, exp - (mantissa_bits(t) - 1));
+}
+
+double ulp_distance(DType t, double x, double y) {
+  if (std::isnan(x) || std::isnan(y)) return INFINITY;
+  return std::fabs(double(ordered(t, x) - ordered(t, y)));
+}
+
+CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                     const double* bound) {
+  CompareStats s;
+  const int size = dtype_bytes(g.dtype);
+  const double exact_limit = std::ldexp(1.0, tol.exact_bits);
+  for (int64_t r = 0; r < g.rows; ++r)
+    for (int64_t c = 0; c < g.cols; ++c) {
+      const int64_t i = r * g.cols + c;
+      const uint64_t bits = load_bits(g.dtype, out + g.index(r, c) * size);
+      const double got = decode(g.dtype, bits), exact_ref = ref[i];
+      const double expected = round_to(tol.out, exact_ref);
+      ++s.checked;
+      bool ok, class_error = false;
+      double allowed = 0;
+      if (tol.poisoned && bits == tol.poison) {
+        ++s.unwritten;
+        ok = false;
+      } else if (std::isnan(exact_ref) || std::isinf(exact_ref)) {
+        ok = std::isnan(exact_ref) ? std::isnan(got) : got == exact_ref;
+        class_error = !ok;
+      } else if (!std::isfinite(got)) {
+        // Only an overflow of the output type may turn a finite result infinite.
+        ok = std::isinf(got) && std::isinf(expected) && (got > 0) == (exact_ref > 0);
+        class_error = !ok;
+      } else if (tol.exact && bound[i] <= exact_limit) {
+        ++s.exact_checked;
+        ok = got == expected;
+      } else {
+        allowed = tol.scale * tol.u_eff * bound[i] + ulp_of(tol.out, std::max(std::fabs(expected), std::fabs(got)));
+        ok = std::fabs(got - expected) <= allowed;
+      }
+      const double ulps = ulp_distance(tol.out, got, expected);
+      const double ratio = allowed > 0 ? std::fabs(got - expected) / allowed : (ok ? 0 : INFINITY);
+      if (std::isfinite(ulps)) s.max_ulps = std::max(s.max_ulps, ulps);
+      if (!ok || allowed > 0) s.max_ratio = std::max(s.max_ratio, ratio);
+      if (ok) continue;
+      ++s.bad;
+      if (class_error) ++s.bad_class;
+      if (s.first_bad.size() < kKeepBad) s.first_bad.push_back({r, c, expected, got, ulps, ratio});
+    }
+  return s;
+}
+
+Verdict verdict_of(const CompareStats& s) {
+  if (s.bad == 0) return Verdict::pass;
+  if (s.unwritten > 0) return Verdict::unwritten_output;
+  if (s.bad_class > 0) return Verdict::nan_mismatch;
+  return Verdict::mismatch;
+}
+
+}  // namespace assay

@@ -1,0 +1,48 @@
+// Element-wise comparison of a candidate's output against an FP64 reference
+// and its error-bound magnitude. Op-agnostic: the op's tolerance model
+// supplies the numbers (docs/tolerance.md derives them).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor_geom.h"
+#include "judge/verdict.h"
+
+namespace assay {
+
+struct Tolerance {
+  DType out = DType::f32;
+  double u_eff = 0;        // effective unit roundoff of the whole computation
+  double scale = 2;        // T: safety factor over the bound
+  bool exact = false;      // exact values: elements whose bound fits exact_bits must match bit for bit
+  int exact_bits = 0;
+  bool poisoned = false;   // the output was poisoned before the call (no C0 to read)
+  uint64_t poison = 0;
+};
+
+struct BadElement {
+  int64_t row = 0, col = 0;
+  double expected = 0, got = 0;  // expected: reference rounded to the output type
+  double ulps = 0, ratio = 0;    // ratio: |got - expected| / allowed error
+};
+
+struct CompareStats {
+  int64_t checked = 0, exact_checked = 0;
+  int64_t bad = 0, bad_class = 0, unwritten = 0;
+  double max_ulps = 0, max_ratio = 0;
+  std::vector<BadElement> first_bad;  // a few, in index order
+};
+
+// Distance in units in the last place of t between two values of t.
+double ulp_distance(DType t, double x, double y);
+// Spacing of t around |x| (the subnormal spacing below the smallest normal).
+double ulp_of(DType t, double x);
+
+// `out` points at the output's data start (its geometry g); ref and bound are
+// g.rows * g.cols doubles, row-major.
+CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                     const double* bound);
+// pass, unwritten_output, nan_mismatch or mismatch.
+Verdict verdict_of(const CompareStats& s);
+
+}  // namespace assay

@@ -1,0 +1,64 @@
+#include "ops/gemm/gemm_problem.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace assay::gemm {
+
+std::array<TensorGeom, 3> tensors(const Case& c) {
+  auto geom = [](DType t, int64_t rows, int64_t cols, const Layout& l) {
+    return TensorGeom{t, rows, cols, l.row_stride, l.col_stride, l.offset};
+  };
+  return {geom(c.a_type, c.m, c.k, c.a), geom(c.b_type, c.k, c.n, c.b), geom(c.c_type, c.m, c.n, c.c)};
+}
+
+RecipeParams recipe_params(const Case& c, Operand which) {
+  RecipeParams p;
+  p.recipe = c.recipe;
+  const double k = double(std::max<int64_t>(c.k, 1));
+  const int out_bits = mantissa_bits(c.c_type);
+  switch (c.recipe) {
+    case Recipe::ints: {
+      // benchdnn's idea: integers small and sparse enough that the exact sum
+      // stays an integer the output type holds, so the comparison can be exact.
+      p.int_range = 3;
+      double target = std::ldexp(1.0, out_bits - 3) / (4.0 * k);
+      p.density = which == C ? 1.0 : std::min(1.0, std::sqrt(target));
+      break;
+    }
+    case Recipe::mixed: {
+      // Magnitudes spread over 2^lo..2^hi without overflowing the output.
+      double room = std::log2(max_finite(c.c_type)) - std::log2(k) - 2.0;
+      int hi = std::clamp(int(room / 2.0), 0, 24);
+      bool half_in = c.a_type == DType::f16 || c.b_type == DType::f16 || c.c_type == DType::f16;
+      p.exp_hi = hi;
+      p.exp_lo = -std::min(hi, half_in ? 10 : 24);
+      break;
+    }
+    case Recipe::specials: {
+      auto t = tensors(c)[which];
+      p.density = std::min(0.25, 4.0 / double(std::max<int64_t>(t.count(), 1)));
+      break;
+    }
+    case Recipe::uniform: break;
+  }
+  return p;
+}
+
+std::optional<double> Context::variable(std::string_view name) const {
+  if (name == "m") return double(c_.m);
+  if (name == "n") return double(c_.n);
+  if (name == "k") return double(c_.k);
+  if (name == "alpha") return c_.alpha;
+  if (name == "beta") return c_.beta;
+  return std::nullopt;
+}
+
+std::optional<TensorGeom> Context::tensor(std::string_view name) const {
+  if (name == "A") return t_[A];
+  if (name == "B") return t_[B];
+  if (name == "C") return t_[C];
+  return std::nullopt;
+}
+
+}  // namespace assay::gemm

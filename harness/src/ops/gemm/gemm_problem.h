@@ -1,0 +1,34 @@
+// GEMM's tensor convention under the ABI: A (m x k), B (k x n) in, C (m x n)
+// out holding C0, scalars {alpha, beta}. Everything else in ops/gemm builds
+// on these few functions.
+#pragma once
+#include <array>
+#include <optional>
+
+#include "case/case.h"
+#include "core/tensor_geom.h"
+#include "spec/requires.h"
+
+namespace assay::gemm {
+
+enum Operand : uint32_t { A = 0, B = 1, C = 2 };
+
+std::array<TensorGeom, 3> tensors(const Case& c);
+// Whether C holds values the kernel must read (beta != 0) or poison.
+inline bool reads_c0(const Case& c) { return c.beta != 0.0; }
+// Value parameters of one operand, sized so results stay representable.
+RecipeParams recipe_params(const Case& c, Operand which);
+
+// Lets `requires` expressions see m, n, k, alpha, beta and tensors A, B, C.
+class Context final : public EvalContext {
+ public:
+  explicit Context(const Case& c) : c_(c), t_(tensors(c)) {}
+  std::optional<double> variable(std::string_view name) const override;
+  std::optional<TensorGeom> tensor(std::string_view name) const override;
+
+ private:
+  const Case& c_;
+  std::array<TensorGeom, 3> t_;
+};
+
+}  // namespace assay::gemm

@@ -1,0 +1,56 @@
+// Machine-readable report: every kernel, its counts, and every failure with
+// its case, statistics, case file and repro command.
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "report/reporter.h"
+
+namespace assay {
+namespace {
+
+using nlohmann::json;
+
+json failure_json(const CaseFailure& f) {
+  const CompareStats& s = f.outcome.stats;
+  json bad = json::array();
+  for (auto& e : s.first_bad)
+    bad.push_back({{"row", e.row}, {"col", e.col}, {"expected", e.expected}, {"got", e.got}, {"ulps", e.ulps},
+                   {"bound_ratio", e.ratio}});
+  return {{"verdict", name(f.outcome.verdict)}, {"call", f.outcome.call}, {"case", describe(f.c)},
+          {"detail", f.outcome.detail}, {"case_file", f.case_file.string()}, {"repro", f.repro},
+          {"bad_elements", s.bad}, {"max_ulps", s.max_ulps}, {"max_bound_ratio", s.max_ratio},
+          {"first_bad", bad}};
+}
+
+class JsonReporter final : public Reporter {
+ public:
+  explicit JsonReporter(std::filesystem::path file) : file_(std::move(file)) {}
+  void run_done(const std::vector<KernelReport>& ks) override {
+    json kernels = json::array();
+    for (auto& k : ks) {
+      json failures = json::array();
+      for (auto& f : k.failures) failures.push_back(failure_json(f));
+      kernels.push_back({{"name", k.name}, {"spec", k.spec_file.string()}, {"backend", k.backend},
+                         {"verdict", k.verdict()}, {"expect", k.expect}, {"expect_met", k.expect_met()},
+                         {"setup_error", k.setup_error}, {"cases_run", k.cases_run},
+                         {"cases_passed", k.cases_passed}, {"cases_skipped", k.cases_skipped},
+                         {"skip_reasons", k.skip_reasons}, {"seconds", k.seconds}, {"failures", failures}});
+    }
+    std::ofstream out(file_);
+    out << json{{"tool", "assay"}, {"kernels", kernels}}.dump(2) << "\n";
+    if (!out) throw InfraError("cannot write " + file_.string());
+  }
+
+ private:
+  std::filesystem::path file_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_json_reporter(std::filesystem::path file) {
+  return std::make_unique<JsonReporter>(std::move(file));
+}
+
+}  // namespace assay

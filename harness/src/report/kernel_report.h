@@ -1,0 +1,40 @@
+// What a gate run learned about one kernel: counts, skips, and every failing
+// case with the file and command that replay it. Reporters only read this.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "case/case.h"
+#include "exec/executor.h"
+#include "spec/spec.h"
+
+namespace assay {
+
+struct CaseFailure {
+  Case c;
+  CaseOutcome outcome;  // without tensors
+  std::filesystem::path case_file;
+  std::string repro;    // one command line
+};
+
+struct KernelReport {
+  std::string name;
+  std::filesystem::path spec_file;
+  std::string backend;
+  std::string expect;          // empty: none declared
+  std::string setup_error;     // spec, compile or machine problem: no cases ran
+  int setup_exit = 0;          // its exit code (2 bad input, 3 infrastructure)
+  int64_t cases_run = 0, cases_passed = 0, cases_skipped = 0;
+  std::map<std::string, int64_t> skip_reasons;
+  std::vector<CaseFailure> failures;
+  double seconds = 0;
+
+  // The first failing case decides the kernel's verdict.
+  std::string verdict() const;
+  // True when the verdict is what the spec's `expect` says (or pass if none).
+  bool expect_met() const;
+};
+
+}  // namespace assay
