@@ -1,0 +1,288 @@
+// The `assay` command as CI runs it: exit codes (0 pass, 1 kernel failed,
+// 2 bad input, 3 machine cannot), case files that `assay repro` replays,
+// .npy dumps, and the JSON and JUnit reports.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.h"
+#include "case/case.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+const fs::path kAssay = fs::path(ASSAY_BUILD_DIR) / "assay";
+const fs::path kCache = fs::path(ASSAY_BUILD_DIR) / "kernel-cache";
+const fs::path kHostSpecs = fs::path(ASSAY_SOURCE_DIR) / "generated_kernels" / "gemm" / "host";
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// A scratch folder the commands run in.
+struct Workdir {
+  fs::path dir;
+  Workdir() {
+    std::random_device rd;
+    dir = fs::temp_directory_path() / ("assay_test_cli_" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(dir);
+  }
+  ~Workdir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  Result run(const std::string& args) const {
+    std::string cmd = "cd " + quote(dir.string()) + " && " + quote(kAssay.string()) + " " + args + " 2>&1";
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+    int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return dir / name;
+  }
+};
+
+std::string check_args(const fs::path& spec) {
+  return "check " + quote(spec.string()) + " --cases 40 --cache-dir " + quote(kCache.string());
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<fs::path> case_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::exists(dir)) return out;
+  for (auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A .npy file of format 1.0: magic, header padded to 64 bytes, then data.
+struct Npy {
+  bool ok = false;
+  std::string header;
+  size_t data_bytes = 0;
+  std::vector<char> data;
+};
+
+Npy read_npy(const fs::path& p) {
+  Npy n;
+  std::string s = slurp(p);
+  if (s.size() < 10 || std::memcmp(s.data(), "\x93NUMPY\x01\x00", 8) != 0) return n;
+  size_t hlen = size_t(uint8_t(s[8])) | size_t(uint8_t(s[9])) << 8;
+  if (s.size() < 10 + hlen || (10 + hlen) % 64 != 0 || s[10 + hlen - 1] != '\n') return n;
+  n.header = s.substr(10, hlen);
+  n.data_bytes = s.size() - 10 - hlen;
+  n.data.assign(s.begin() + long(10 + hlen), s.end());
+  n.ok = true;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("cli: a planted bug fails, its case file replays and dumps", "[cli]") {
+  REQUIRE(fs::exists(kAssay));
+  Workdir w;
+  const fs::path spec = kHostSpecs / "bug_tail.yaml";
+  Result r = w.run(check_args(spec) + " --out out --json report.json --junit junit.xml");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  auto files = case_files(w.dir / "out");
+  REQUIRE_FALSE(files.empty());
+  CHECK(files[0].parent_path().filename() == "host_bug_tail");
+
+  SECTION("the JSON and JUnit reports are written and agree") {
+    REQUIRE(fs::exists(w.dir / "report.json"));
+    auto j = nlohmann::json::parse(slurp(w.dir / "report.json"));
+    REQUIRE(j["kernels"].size() == 1);
+    CHECK(j["kernels"][0]["name"] == "host_bug_tail");
+    CHECK(j["kernels"][0]["verdict"] == "mismatch");
+    CHECK(j["kernels"][0]["expect_met"] == true);  // its spec expects mismatch
+    REQUIRE(j["kernels"][0]["failures"].size() >= 1);
+    auto& f = j["kernels"][0]["failures"][0];
+    fs::path cf = f["case_file"].get<std::string>();
+    CHECK(fs::exists(cf.is_absolute() ? cf : w.dir / cf));
+    CHECK(f["repro"].get<std::string>().rfind("assay repro ", 0) == 0);
+    std::string junit = slurp(w.dir / "junit.xml");
+    CHECK(junit.rfind("<?xml", 0) == 0);
+    CHECK(junit.find("<testcase classname=\"assay.host\" name=\"host_bug_tail\"") != std::string::npos);
+  }
+
+  SECTION("repro replays the failure; --dump writes the tensors") {
+    assay::LoadedCase lc = assay::load_case_file(files[0]);
+    Result rep = w.run("repro " + quote(files[0].string()) + " --cache-dir " + quote(kCache.string()) + " --dump dump");
+    INFO(rep.output);
+    CHECK(rep.code == 1);
+    CHECK(rep.output.find("mismatch") != std::string::npos);
+    const int64_t m = lc.c.m, n = lc.c.n, k = lc.c.k;
+    struct Want {
+      const char* file;
+      int64_t rows, cols, elem;
+      const char* descr;
+    };
+    for (Want want : {Want{"A.npy", m, k, 4, "<f4"}, Want{"B.npy", k, n, 4, "<f4"}, Want{"C_before.npy", m, n, 4, "<f4"},
+                      Want{"C_out.npy", m, n, 4, "<f4"}, Want{"reference.npy", m, n, 8, "<f8"},
+                      Want{"bound.npy", m, n, 8, "<f8"}}) {
+      INFO(want.file);
+      Npy npy = read_npy(w.dir / "dump" / want.file);
+      REQUIRE(npy.ok);
+      CHECK(npy.data_bytes == size_t(want.rows * want.cols * want.elem));
+      CHECK(npy.header.find(std::string("'descr': '") + want.descr + "'") != std::string::npos);
+      CHECK(npy.header.find("'shape': (" + std::to_string(want.rows) + ", " + std::to_string(want.cols) + ")") !=
+            std::string::npos);
+    }
+    // the dumped output is the wrong one: it differs from the reference
+    Npy out = read_npy(w.dir / "dump" / "C_out.npy"), ref = read_npy(w.dir / "dump" / "reference.npy");
+    REQUIRE(out.ok);
+    REQUIRE(ref.ok);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < m * n; ++i) {
+      float o;
+      double rv;
+      std::memcpy(&o, out.data.data() + i * 4, 4);
+      std::memcpy(&rv, ref.data.data() + i * 8, 8);
+      differ += double(o) != double(float(rv));
+    }
+    CHECK(differ > 0);
+  }
+
+  SECTION("with --expect the planted bug is what the spec expects") {
+    Result e = w.run(check_args(spec) + " --out out2 --expect");
+    INFO(e.output);
+    CHECK(e.code == 0);
+  }
+}
+
+TEST_CASE("cli: the JUnit report fails a kernel exactly when the exit code does", "[cli]") {
+  // Without --expect a planted bug fails the run (exit 1, console FAIL), so
+  // CI's JUnit view must show a <failure> too; with --expect it meets its
+  // expectation (exit 0) and must not.
+  Workdir w;
+  const fs::path spec = kHostSpecs / "bug_tail.yaml";
+  Result plain = w.run(check_args(spec) + " --out out --junit plain.xml");
+  INFO(plain.output);
+  REQUIRE(plain.code == 1);
+  Result expect = w.run(check_args(spec) + " --out out --junit expect.xml --expect");
+  INFO(expect.output);
+  REQUIRE(expect.code == 0);
+  CHECK(slurp(w.dir / "expect.xml").find("<failure") == std::string::npos);
+  CHECK(slurp(w.dir / "plain.xml").find("<failure") != std::string::npos);
+}
+
+TEST_CASE("cli: a correct host kernel passes", "[cli]") {
+  Workdir w;
+  Result r = w.run(check_args(kHostSpecs / "naive_f32.yaml") + " --out out --json r.json --junit j.xml");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(case_files(w.dir / "out").empty());
+  auto j = nlohmann::json::parse(slurp(w.dir / "r.json"));
+  CHECK(j["kernels"][0]["verdict"] == "pass");
+  CHECK(j["kernels"][0]["cases_run"].get<int64_t>() + j["kernels"][0]["cases_skipped"].get<int64_t>() >= 30);
+  std::string junit = slurp(w.dir / "j.xml");
+  CHECK(junit.find("<testcase") != std::string::npos);
+  CHECK(junit.find("<failure") == std::string::npos);
+  // a correct kernel does not meet an expectation of failure
+  fs::copy_file(kHostSpecs / "naive_f32.cpp", w.dir / "naive_f32.cpp");
+  w.write("expects_bug.yaml",
+          "name: expects_bug\nbackend: host\nsource: naive_f32.cpp\ndtypes: {a: f32, b: f32, c: f32}\n"
+          "compute: f32\nexpect: mismatch\n");
+  Result e = w.run(check_args(w.dir / "expects_bug.yaml") + " --out out --expect");
+  INFO(e.output);
+  CHECK(e.code == 1);
+}
+
+TEST_CASE("cli: bad input exits 2 and says where", "[cli]") {
+  Workdir w;
+  fs::copy_file(kHostSpecs / "naive_f32.cpp", w.dir / "k.cpp");
+  SECTION("unknown key") {
+    w.write("bad.yaml",
+            "name: bad\nbackend: host\nsource: k.cpp\ndtypes: {a: f32, b: f32, c: f32}\ncompute: f32\n"
+            "colour: red\n");
+    Result r = w.run(check_args(w.dir / "bad.yaml"));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("bad.yaml:6") != std::string::npos);
+    CHECK(r.output.find("colour") != std::string::npos);
+  }
+  SECTION("missing spec file") {
+    Result r = w.run(check_args(w.dir / "nope.yaml"));
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("nope.yaml") != std::string::npos);
+  }
+  SECTION("a spec whose source does not compile") {
+    w.write("broken.cpp", "this is not C++\n");
+    w.write("broken.yaml",
+            "name: broken\nbackend: host\nsource: broken.cpp\ndtypes: {a: f32, b: f32, c: f32}\ncompute: f32\n");
+    Result r = w.run(check_args(w.dir / "broken.yaml"));
+    INFO(r.output);
+    CHECK(r.code == 2);
+  }
+  SECTION("bad input outranks a failing kernel in the same run") {
+    w.write("bad.yaml",
+            "name: bad\nbackend: host\nsource: k.cpp\ndtypes: {a: f32, b: f32, c: f32}\ncompute: f32\n"
+            "colour: red\n");
+    Result r = w.run(check_args(kHostSpecs / "bug_oob_write.yaml") + " " + quote((w.dir / "bad.yaml").string()));
+    INFO(r.output);
+    CHECK(r.code == 2);
+  }
+  SECTION("bad command line") {
+    CHECK(w.run("check --cases -5 x.yaml").code == 2);
+    CHECK(w.run("frobnicate").code == 2);
+  }
+  SECTION("a case file that does not exist") {
+    CHECK(w.run("repro missing-case.yaml --cache-dir " + quote(kCache.string())).code == 2);
+  }
+}
+
+TEST_CASE("cli: a cuda spec on a machine without a GPU exits 3", "[cli]") {
+  Workdir w;
+  w.write("k.cu", "// never compiled\n");
+  w.write("cuda.yaml",
+          "name: needs_gpu\nbackend: cuda\nsource: k.cu\ndtypes: {a: f32, b: f32, c: f32}\ncompute: f32\n");
+  std::string why;
+  if (assay::cuda_available(&why)) {
+    WARN("a CUDA GPU is present: the no-GPU exit code is not tested here");
+    return;
+  }
+  Result r = w.run(check_args(w.dir / "cuda.yaml") + " --json r.json");
+  INFO(r.output);
+  CHECK(r.code == 3);
+  auto j = nlohmann::json::parse(slurp(w.dir / "r.json"));
+  CHECK(j["kernels"][0]["verdict"] == "infrastructure_error");
+  // --backend host leaves it out: nothing to run, nothing failed
+  Result h = w.run(check_args(w.dir / "cuda.yaml") + " --backend host");
+  INFO(h.output);
+  CHECK(h.code == 0);
+}

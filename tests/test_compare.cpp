@@ -1,0 +1,331 @@
+// The judge: element-wise comparison against the FP64 reference with the GEMM
+// tolerance |c - ref| <= T * u_eff * bound + 1 ulp, exact matching for exact
+// recipes, and NaN/Inf class and poison handling.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "exec/patterns.h"
+#include "judge/compare.h"
+#include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_tolerance.h"
+
+using namespace assay;
+
+namespace {
+
+// One row of outputs of type t, compact, with its reference and bound.
+struct Row {
+  DType t;
+  std::vector<std::byte> data;
+  std::vector<double> ref, bound;
+  explicit Row(DType type) : t(type) {}
+  void add(double got, double reference, double bound_value) {
+    add_bits(encode(t, got), reference, bound_value);
+  }
+  void add_bits(uint64_t bits, double reference, double bound_value) {
+    data.resize(data.size() + size_t(dtype_bytes(t)));
+    store_bits(t, data.data() + data.size() - size_t(dtype_bytes(t)), bits);
+    ref.push_back(reference), bound.push_back(bound_value);
+  }
+  TensorGeom geom() const {
+    int64_t n = int64_t(ref.size());
+    return TensorGeom{t, 1, n, n, 1, 0};
+  }
+  CompareStats compare(const Tolerance& tol) const {
+    return assay::compare(tol, geom(), data.data(), ref.data(), bound.data());
+  }
+};
+
+Case gemm_case(int64_t k, DType c_type, Recipe r = Recipe::uniform, double alpha = 1.3, double beta = 0.7) {
+  Case c;
+  c.m = 1, c.n = 1, c.k = k;
+  c.a_type = c.b_type = c.c_type = c_type;
+  c.a = gemm::make_layout(c.m, c.k, false), c.b = gemm::make_layout(c.k, c.n, false);
+  c.c = gemm::make_layout(c.m, c.n, false);
+  c.recipe = r, c.alpha = alpha, c.beta = beta;
+  return c;
+}
+
+Verdict judge(const Row& row, const Tolerance& tol) { return verdict_of(row.compare(tol)); }
+
+}  // namespace
+
+TEST_CASE("gemm::tolerance carries the accumulation length and the output type", "[compare]") {
+  Tolerance t = gemm::tolerance(gemm_case(100, DType::f32), Compute::f32, 2.0, 0);
+  CHECK(t.out == DType::f32);
+  CHECK(t.scale == 2.0);
+  // gamma-style bound: (k + a few roundings) * 2^-24; grows with k
+  CHECK(t.u_eff >= 100 * std::ldexp(1.0, -24));
+  CHECK(t.u_eff <= 110 * std::ldexp(1.0, -24));
+  Tolerance t2 = gemm::tolerance(gemm_case(1000, DType::f32), Compute::f32, 2.0, 0);
+  CHECK(t2.u_eff > 9 * t.u_eff);
+  // computing f32 data in bf16 is much looser than in f32
+  Tolerance tb = gemm::tolerance(gemm_case(100, DType::f32), Compute::bf16, 2.0, 0);
+  CHECK(tb.u_eff > 100 * t.u_eff);
+  // beta == 0: the output was poisoned, beta != 0: it held C0
+  CHECK(gemm::tolerance(gemm_case(8, DType::f32, Recipe::uniform, 1, 0), Compute::f32, 2, 5).poisoned);
+  CHECK_FALSE(gemm::tolerance(gemm_case(8, DType::f32, Recipe::uniform, 1, 1), Compute::f32, 2, 5).poisoned);
+  // exact only for ints with integral scalars
+  CHECK(gemm::tolerance(gemm_case(8, DType::f32, Recipe::ints, 1, 1), Compute::f32, 2, 0).exact);
+  CHECK_FALSE(gemm::tolerance(gemm_case(8, DType::f32, Recipe::ints, 0.7, 1), Compute::f32, 2, 0).exact);
+  CHECK_FALSE(gemm::tolerance(gemm_case(8, DType::f32, Recipe::uniform, 1, 1), Compute::f32, 2, 0).exact);
+}
+
+TEST_CASE("compare: the rounded reference and one ulp away pass", "[compare]") {
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+    INFO(name(t));
+    Case c = gemm_case(64, t);
+    Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(t));
+    for (double ref : {1.0 / 3.0, -7.123456789, 1e-3, 0.0, 1234.5678}) {
+      INFO(ref);
+      double expected = round_to(t, ref);
+      double up = decode(t, encode(t, expected) + (expected >= 0 ? 1 : uint64_t(-1)));  // next away from/toward zero
+      if (expected == 0) up = decode(t, 1);
+      Row row(t);
+      row.add(expected, ref, 0.0);     // bound 0: only the 1-ulp term is left
+      row.add(up, ref, 0.0);
+      CompareStats s = row.compare(tol);
+      CHECK(s.checked == 2);
+      CHECK(s.bad == 0);
+      CHECK(verdict_of(s) == Verdict::pass);
+      CHECK(s.max_ulps == 1);
+      // three ulps with no bound to hide behind is a mismatch
+      Row far(t);
+      double three = expected;
+      for (int i = 0; i < 3; ++i) three = std::nextafter(three, INFINITY);
+      if (t != DType::f64) three = decode(t, encode(t, expected) + 3 * (expected >= 0 ? 1 : uint64_t(-1)));
+      if (expected == 0) three = decode(t, 3);
+      far.add(three, ref, 0.0);
+      CHECK(judge(far, tol) == Verdict::mismatch);
+    }
+  }
+}
+
+TEST_CASE("compare: the boundary T*u_eff*bound + 1 ulp, constructed exactly", "[compare]") {
+  // f32 output, expected 1.0; got = 1 + j*2^-23 with 1 < got < 2, so ulp(got) = 2^-23.
+  Case c = gemm_case(100, DType::f32);
+  Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
+  const double bound = 1000.0;
+  const double allowed = tol.scale * tol.u_eff * bound + std::ldexp(1.0, -23);
+  const double ulp = std::ldexp(1.0, -23);
+  // the largest j with j*ulp <= allowed: that is the last passing output
+  const double j_max = std::floor(allowed / ulp);
+  REQUIRE(j_max > 10);
+  REQUIRE(j_max < 1e6);
+  auto verdict_at = [&](double j, double sign) {
+    Row row(DType::f32);
+    double got = 1.0 + sign * j * (sign > 0 ? ulp : ulp / 2);  // below 1 the spacing is 2^-24
+    REQUIRE(double(float(got)) == got);
+    row.add(got, 1.0, bound);
+    return judge(row, tol);
+  };
+  CHECK(verdict_at(j_max, +1) == Verdict::pass);
+  CHECK(verdict_at(j_max - 1, +1) == Verdict::pass);
+  CHECK(verdict_at(j_max + 1, +1) == Verdict::mismatch);
+  CHECK(verdict_at(j_max + 100, +1) == Verdict::mismatch);
+  // below 1.0 the error allowed is the same (its 1-ulp term uses max(|expected|, |got|) = 1)
+  CHECK(verdict_at(2 * j_max, -1) == Verdict::pass);
+  CHECK(verdict_at(2 * j_max + 1, -1) == Verdict::mismatch);
+  // and the boundary really moves with the bound: 10x the bound lets 10x the error through
+  Row wide(DType::f32);
+  wide.add(1.0 + (j_max + 1) * ulp, 1.0, 10 * bound);
+  CHECK(judge(wide, tol) == Verdict::pass);
+  // ratio is reported relative to the allowed error
+  Row r(DType::f32);
+  r.add(1.0 + 2 * j_max * ulp, 1.0, bound);
+  CompareStats s = r.compare(tol);
+  REQUIRE(s.first_bad.size() == 1);
+  CHECK(s.first_bad[0].ratio == Approx(2 * j_max * ulp / allowed));
+  CHECK(s.first_bad[0].expected == 1.0);
+  CHECK(s.first_bad[0].ulps == 2 * j_max);
+}
+
+TEST_CASE("compare: the scale T multiplies the bound term", "[compare]") {
+  Case c = gemm_case(100, DType::f32);
+  Tolerance t2 = gemm::tolerance(c, Compute::f32, 2.0, 0);
+  Tolerance t4 = gemm::tolerance(c, Compute::f32, 4.0, 0);
+  const double ulp = std::ldexp(1.0, -23), bound = 1000;
+  double j = std::floor((3.0 * t2.u_eff * bound + ulp) / ulp);  // between T=2 and T=4
+  Row row(DType::f32);
+  row.add(1.0 + j * ulp, 1.0, bound);
+  CHECK(judge(row, t2) == Verdict::mismatch);
+  CHECK(judge(row, t4) == Verdict::pass);
+}
+
+TEST_CASE("compare: NaN and infinity classes", "[compare]") {
+  Case c = gemm_case(16, DType::f32, Recipe::uniform, 1, 0);
+  Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  SECTION("a computed NaN where the reference is finite") {
+    Row row(DType::f32);
+    row.add(1.0, 1.0, 1.0);
+    row.add(nan, 2.0, 1.0);
+    CompareStats s = row.compare(tol);
+    CHECK(s.bad == 1);
+    CHECK(s.bad_class == 1);
+    CHECK(s.unwritten == 0);
+    CHECK(verdict_of(s) == Verdict::nan_mismatch);
+    REQUIRE(s.first_bad.size() == 1);
+    CHECK(s.first_bad[0].col == 1);
+  }
+  SECTION("a finite value where the reference is NaN") {
+    Row row(DType::f32);
+    row.add(0.0, nan, 1.0);
+    CHECK(judge(row, tol) == Verdict::nan_mismatch);
+  }
+  SECTION("NaN where NaN is expected passes, the payload does not matter") {
+    Row row(DType::f32);
+    row.add_bits(0x7fc00001u, nan, 1.0);
+    row.add_bits(0xffc00000u, nan, 1.0);
+    CHECK(judge(row, tol) == Verdict::pass);
+  }
+  SECTION("+Inf against -Inf") {
+    Row row(DType::f32);
+    row.add(-inf, inf, 1.0);
+    CHECK(judge(row, tol) == Verdict::nan_mismatch);
+    Row same(DType::f32);
+    same.add(inf, inf, 1.0);
+    same.add(-inf, -inf, 1.0);
+    CHECK(judge(same, tol) == Verdict::pass);
+  }
+  SECTION("Inf for a finite result that does not overflow the output") {
+    Row row(DType::f32);
+    row.add(inf, 3.0e38, 3.0e38);
+    CHECK(judge(row, tol) == Verdict::nan_mismatch);
+  }
+  SECTION("Inf for a finite result that overflows the output type passes") {
+    Row row(DType::f16);
+    Tolerance t16 = gemm::tolerance(gemm_case(16, DType::f16, Recipe::uniform, 1, 0), Compute::f32, 2, poison_bits(DType::f16));
+    row.add(inf, 70000.0, 70000.0);   // rounds to +Inf in f16
+    CHECK(judge(row, t16) == Verdict::pass);
+    Row wrong_sign(DType::f16);
+    wrong_sign.add(-inf, 70000.0, 70000.0);
+    CHECK(judge(wrong_sign, t16) == Verdict::nan_mismatch);
+  }
+}
+
+TEST_CASE("compare: poisoned elements are unwritten output", "[compare]") {
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+    INFO(name(t));
+    Case c = gemm_case(16, t, Recipe::uniform, 1, 0);
+    Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(t));
+    REQUIRE(tol.poisoned);
+    REQUIRE(tol.poison == poison_bits(t));
+    Row row(t);
+    row.add(0.5, 0.5, 1.0);
+    row.add_bits(poison_bits(t), 0.25, 1.0);
+    row.add(std::nan(""), 1.0, 1.0);  // a NaN class error too: unwritten still wins
+    CompareStats s = row.compare(tol);
+    CHECK(s.unwritten == 1);
+    CHECK(s.bad == 2);
+    CHECK(verdict_of(s) == Verdict::unwritten_output);
+    // the same bits are just a NaN when the output was not poisoned
+    Tolerance held = tol;
+    held.poisoned = false;
+    CompareStats s2 = row.compare(held);
+    CHECK(s2.unwritten == 0);
+    CHECK(verdict_of(s2) == Verdict::nan_mismatch);
+  }
+}
+
+TEST_CASE("compare: exact recipes must match bit for bit while the bound fits", "[compare]") {
+  Case c = gemm_case(64, DType::f32, Recipe::ints, 1, 1);
+  Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
+  REQUIRE(tol.exact);
+  REQUIRE(tol.exact_bits == 24);
+  const double limit = std::ldexp(1.0, tol.exact_bits);
+  const double off = std::nextafter(100.0f, 200.0f);  // 100 + 1 ulp of f32
+  SECTION("exact value passes") {
+    Row row(DType::f32);
+    row.add(100.0, 100.0, 1000.0);
+    CompareStats s = row.compare(tol);
+    CHECK(verdict_of(s) == Verdict::pass);
+    CHECK(s.exact_checked == 1);
+  }
+  SECTION("one ulp off fails with a small bound and at the limit") {
+    Row row(DType::f32);
+    row.add(off, 100.0, 1000.0);
+    CHECK(judge(row, tol) == Verdict::mismatch);
+    Row at_limit(DType::f32);
+    at_limit.add(off, 100.0, limit);
+    CHECK(judge(at_limit, tol) == Verdict::mismatch);
+  }
+  SECTION("the same ulp passes once the bound exceeds 2^exact_bits or the recipe is inexact") {
+    Row row(DType::f32);
+    row.add(off, 100.0, 2 * limit);
+    CompareStats s = row.compare(tol);
+    CHECK(s.exact_checked == 0);
+    CHECK(verdict_of(s) == Verdict::pass);
+    Tolerance loose = gemm::tolerance(gemm_case(64, DType::f32, Recipe::uniform, 1, 1), Compute::f32, 2.0, 0);
+    Row r2(DType::f32);
+    r2.add(off, 100.0, 1000.0);
+    CHECK(judge(r2, loose) == Verdict::pass);
+  }
+  SECTION("f16 output: exact bits are f16's") {
+    Tolerance t16 = gemm::tolerance(gemm_case(64, DType::f16, Recipe::ints, 1, 0), Compute::f32, 2.0, 0);
+    CHECK(t16.exact_bits == 11);
+    Row row(DType::f16);
+    row.add(101.0, 100.0, 2000.0);  // 16 ulps: f16's ulp at 100 is 2^-4
+    row.add(100.0 + 0.0625, 100.0, 2000.0);
+    CompareStats s = row.compare(t16);
+    CHECK(s.bad == 2);
+    CHECK(verdict_of(s) == Verdict::mismatch);
+  }
+}
+
+TEST_CASE("ulp_of uses the subnormal spacing below the smallest normal", "[compare]") {
+  CHECK(ulp_of(DType::f32, 1.0) == std::ldexp(1.0, -23));
+  CHECK(ulp_of(DType::f32, 1.5) == std::ldexp(1.0, -23));
+  CHECK(ulp_of(DType::f32, 2.0) == std::ldexp(1.0, -22));
+  CHECK(ulp_of(DType::f32, -3.0) == std::ldexp(1.0, -22));
+  CHECK(ulp_of(DType::f32, std::ldexp(1.0, -126)) == std::ldexp(1.0, -149));
+  CHECK(ulp_of(DType::f32, std::ldexp(1.0, -130)) == std::ldexp(1.0, -149));
+  CHECK(ulp_of(DType::f16, 1.0) == std::ldexp(1.0, -10));
+  CHECK(ulp_of(DType::f16, 65504.0) == 32.0);
+  CHECK(ulp_of(DType::f16, std::ldexp(1.0, -14)) == std::ldexp(1.0, -24));
+  CHECK(ulp_of(DType::f16, 1e-6) == std::ldexp(1.0, -24));
+  CHECK(ulp_of(DType::bf16, 1.0) == std::ldexp(1.0, -7));
+  CHECK(ulp_of(DType::bf16, 1e-39) == std::ldexp(1.0, -133));
+  CHECK(ulp_of(DType::f64, 1.0) == std::ldexp(1.0, -52));
+  CHECK(ulp_of(DType::f64, 1e-310) == std::ldexp(1.0, -1074));
+  // ulp_of agrees with the distance to the next value of the type
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    for (uint64_t bits : {uint64_t(1), uint64_t(5), uint64_t(0x0300), uint64_t(0x0400), uint64_t(0x3c00), uint64_t(0x3f80)}) {
+      double x = decode(t, bits), next = decode(t, bits + 1);
+      INFO(name(t) << " bits " << bits);
+      CHECK(ulp_of(t, x) == next - x);
+    }
+  }
+}
+
+TEST_CASE("ulp_of(0) is the smallest subnormal, as for any value below the smallest normal", "[compare]") {
+  // compare.h: "Spacing of t around |x| (the subnormal spacing below the
+  // smallest normal)". Zero is below the smallest normal; the spacing around
+  // it is the distance to the smallest subnormal.
+  CHECK(ulp_of(DType::f32, 0.0) == std::ldexp(1.0, -149));
+  CHECK(ulp_of(DType::f16, 0.0) == std::ldexp(1.0, -24));
+  CHECK(ulp_of(DType::bf16, 0.0) == std::ldexp(1.0, -133));
+  CHECK(ulp_of(DType::f64, 0.0) == std::ldexp(1.0, -1074));
+  CHECK(ulp_of(DType::f32, -0.0) == std::ldexp(1.0, -149));
+}
+
+TEST_CASE("ulp_distance counts representable values, across zero", "[compare]") {
+  const double s32 = std::ldexp(1.0, -149), s16 = std::ldexp(1.0, -24), sb = std::ldexp(1.0, -133);
+  CHECK(ulp_distance(DType::f32, s32, -s32) == 2);
+  CHECK(ulp_distance(DType::f32, -s32, 2 * s32) == 3);
+  CHECK(ulp_distance(DType::f32, 0.0, -0.0) == 0);
+  CHECK(ulp_distance(DType::f32, 0.0, s32) == 1);
+  CHECK(ulp_distance(DType::f16, s16, -s16) == 2);
+  CHECK(ulp_distance(DType::f16, -1.0, 1.0) == 2 * 0x3c00);
+  CHECK(ulp_distance(DType::bf16, -sb, 3 * sb) == 4);
+  CHECK(ulp_distance(DType::f32, 1.0, std::nextafter(1.0f, 2.0f)) == 1);
+  CHECK(ulp_distance(DType::f32, 1.0, std::nextafter(1.0f, 0.0f)) == 1);
+  CHECK(ulp_distance(DType::f64, -std::ldexp(1.0, -1074), std::ldexp(1.0, -1074)) == 2);
+  CHECK(std::isinf(ulp_distance(DType::f32, std::nan(""), 1.0)));
+  // symmetric
+  CHECK(ulp_distance(DType::f16, 3.0, -0.5) == ulp_distance(DType::f16, -0.5, 3.0));
+}

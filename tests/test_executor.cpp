@@ -1,0 +1,278 @@
+// The host pipeline end to end on kernels written here as plain functions:
+// a correct GEMM passes, and each kind of misbehaviour gets its own verdict.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "backend/host/host_backend.h"
+#include "exec/executor.h"
+#include "exec/guarded_tensor.h"
+#include "exec/runner.h"
+#include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_problem.h"
+
+using namespace assay;
+
+namespace {
+
+// A 2-D f32 DLTensor view.
+struct Mat {
+  char* base;
+  int64_t rows, cols, rs, cs;
+  explicit Mat(const DLTensor& t)
+      : base(static_cast<char*>(t.data) + t.byte_offset), rows(t.shape[0]), cols(t.shape[1]),
+        rs(t.strides ? t.strides[0] : t.shape[1]), cs(t.strides ? t.strides[1] : 1) {}
+  float& at(int64_t r, int64_t c) const { return reinterpret_cast<float*>(base)[r * rs + c * cs]; }
+};
+
+bool is_f32_gemm(const assay_call* call) {
+  if (call->abi_version != ASSAY_ABI_VERSION || call->num_inputs != 2 || call->num_outputs != 1 ||
+      call->num_scalars != 2)
+    return false;
+  for (const DLTensor* t : {&call->inputs[0], &call->inputs[1], (const DLTensor*)&call->outputs[0]})
+    if (t->ndim != 2 || t->dtype.code != kDLFloat || t->dtype.bits != 32) return false;
+  return true;
+}
+
+// C = alpha*A*B + beta*C0 with a double accumulator and one final rounding;
+// BLAS semantics: alpha == 0 skips A*B, beta == 0 never reads C0.
+int naive_gemm(const assay_call* call) {
+  if (!is_f32_gemm(call)) return ASSAY_UNSUPPORTED;
+  Mat A(call->inputs[0]), B(call->inputs[1]), C(call->outputs[0]);
+  const double alpha = call->scalars[0], beta = call->scalars[1];
+  for (int64_t i = 0; i < C.rows; ++i)
+    for (int64_t j = 0; j < C.cols; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < A.cols; ++p) acc += double(A.at(i, p)) * double(B.at(p, j));
+      double r = alpha == 0 ? 0.0 : alpha * acc;
+      if (beta != 0) r += beta * double(C.at(i, j));
+      C.at(i, j) = float(r);
+    }
+  return ASSAY_OK;
+}
+
+int writes_before_c(const assay_call* call) {
+  int rc = naive_gemm(call);
+  Mat C(call->outputs[0]);
+  reinterpret_cast<float*>(C.base)[-1] = 0.0f;  // C[-1]: one element before C's first
+  return rc;
+}
+
+int writes_c_padding(const assay_call* call) {
+  int rc = naive_gemm(call);
+  Mat C(call->outputs[0]);
+  C.at(0, C.cols) = 1.0f;  // row-major, padded: the gap after row 0
+  return rc;
+}
+
+int modifies_a(const assay_call* call) {
+  int rc = naive_gemm(call);
+  Mat A(call->inputs[0]);
+  A.at(A.rows - 1, A.cols - 1) += 1.0f;
+  return rc;
+}
+
+int unsupported(const assay_call*) { return ASSAY_UNSUPPORTED; }
+int returns_seven(const assay_call* call) {
+  naive_gemm(call);
+  return 7;
+}
+int throws(const assay_call*) { throw std::runtime_error("kernel blew up"); }
+int writes_nothing(const assay_call*) { return ASSAY_OK; }
+
+// Memoizes the first answer and replays it on every later call.
+std::vector<float> g_memo;
+int memoizes(const assay_call* call) {
+  Mat C(call->outputs[0]);
+  if (g_memo.empty()) {
+    int rc = naive_gemm(call);
+    for (int64_t i = 0; i < C.rows; ++i)
+      for (int64_t j = 0; j < C.cols; ++j) g_memo.push_back(C.at(i, j));
+    return rc;
+  }
+  for (int64_t i = 0; i < C.rows; ++i)
+    for (int64_t j = 0; j < C.cols; ++j) C.at(i, j) = g_memo[size_t(i * C.cols + j)];
+  return ASSAY_OK;
+}
+
+// Computes on the first call only, then leaves C as it found it.
+int g_stale_calls = 0;
+int stale(const assay_call* call) { return g_stale_calls++ == 0 ? naive_gemm(call) : ASSAY_OK; }
+
+// Correct, but odd-numbered calls are one ulp up: always within tolerance,
+// never bitwise reproducible.
+int g_flaky_calls = 0;
+int flaky(const assay_call* call) {
+  int rc = naive_gemm(call);
+  if (++g_flaky_calls % 2 == 1) {
+    Mat C(call->outputs[0]);
+    for (int64_t i = 0; i < C.rows; ++i)
+      for (int64_t j = 0; j < C.cols; ++j) C.at(i, j) = std::nextafter(C.at(i, j), INFINITY);
+  }
+  return rc;
+}
+
+// Counts calls, to see how often the executor calls.
+int g_counted_calls = 0;
+int counted(const assay_call* call) {
+  ++g_counted_calls;
+  return naive_gemm(call);
+}
+
+Case make_case(int64_t m, int64_t n, int64_t k, double alpha, double beta, Recipe r = Recipe::uniform) {
+  Case c;
+  c.m = m, c.n = n, c.k = k;
+  c.a = gemm::make_layout(m, k, false), c.b = gemm::make_layout(k, n, false), c.c = gemm::make_layout(m, n, false);
+  c.alpha = alpha, c.beta = beta, c.recipe = r;
+  c.seed = 0x1234567 + uint64_t(m * 1000 + n);
+  return c;
+}
+
+CaseOutcome run(assay_run_fn fn, const Case& c, bool deterministic = true, bool keep = false) {
+  HostBackend be;
+  InProcessRunner runner(fn);
+  ExecOptions opt;
+  opt.compute = Compute::f32;
+  opt.deterministic = deterministic;
+  opt.keep_tensors = keep;
+  return run_case(be, runner, c, opt);
+}
+
+}  // namespace
+
+TEST_CASE("executor: a correct GEMM passes on varied cases", "[executor]") {
+  std::vector<Case> cases;
+  cases.push_back(make_case(7, 9, 11, 1, 0));                            // beta = 0: poisoned C
+  cases.push_back(make_case(16, 17, 33, 1.3, 0.7, Recipe::ints));
+  cases.push_back(make_case(5, 3, 64, -1, 1, Recipe::mixed));
+  cases.push_back(make_case(9, 8, 20, 1, 0, Recipe::specials));
+  cases.push_back(make_case(4, 6, 0, 0.7, 1.3));                          // k = 0: C = beta*C0
+  cases.push_back(make_case(0, 6, 5, 1, 0));                              // empty output
+  Case padded = make_case(13, 11, 19, 0.7, -1);
+  padded.a = gemm::make_layout(13, 19, true, 3, 1);                       // transposed, padded, offset
+  padded.b = gemm::make_layout(19, 11, false, 5, 2);
+  padded.c = gemm::make_layout(13, 11, false, 4, 3);
+  cases.push_back(padded);
+  Case padded0 = padded;                                                  // and with beta = 0
+  padded0.beta = 0;
+  padded0.c = gemm::make_layout(13, 11, true, 2, 1);
+  cases.push_back(padded0);
+  for (auto& c : cases) {
+    INFO(describe(c));
+    CaseOutcome o = run(naive_gemm, c);
+    INFO(o.detail);
+    CHECK(o.verdict == Verdict::pass);
+    CHECK(o.call == 0);
+    CHECK(o.stats.checked == c.m * c.n);
+    CHECK(o.stats.bad == 0);
+  }
+}
+
+TEST_CASE("executor: three calls when deterministic, two otherwise; tensors kept on request", "[executor]") {
+  Case c = make_case(6, 5, 4, 1, 1);
+  g_counted_calls = 0;
+  CHECK(run(counted, c, true).verdict == Verdict::pass);
+  CHECK(g_counted_calls == 3);
+  g_counted_calls = 0;
+  CaseOutcome o = run(counted, c, false, true);
+  CHECK(o.verdict == Verdict::pass);
+  CHECK(g_counted_calls == 2);
+  CHECK(o.tensors.ref.size() == 30);
+  CHECK(o.tensors.bound.size() == 30);
+  CHECK_FALSE(o.tensors.a.empty());
+  CHECK_FALSE(o.tensors.c.empty());
+  // the kept output is the kernel's call-1 output: it matches the reference
+  // to within f32 rounding
+  auto g = gemm::tensors(c)[gemm::C];
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      const std::byte* data = GuardedTensor::data_in(o.tensors.c);
+      double got = decode(DType::f32, load_bits(DType::f32, data + g.index(i, j) * 4));
+      double ref = o.tensors.ref[size_t(i * c.n + j)];
+      CHECK(std::fabs(got - ref) <= 1e-5 * o.tensors.bound[size_t(i * c.n + j)] + 1e-30);
+    }
+}
+
+TEST_CASE("executor: writing C[-1] is an out-of-bounds write", "[executor]") {
+  CaseOutcome o = run(writes_before_c, make_case(8, 8, 8, 1, 0));
+  CHECK(o.verdict == Verdict::out_of_bounds_write);
+  CHECK(o.call == 1);
+  CHECK(o.detail.find("C") != std::string::npos);
+}
+
+TEST_CASE("executor: writing into C's row padding is an out-of-bounds write", "[executor]") {
+  Case c = make_case(8, 8, 8, 1, 1);
+  c.c = gemm::make_layout(8, 8, false, 2);
+  CaseOutcome o = run(writes_c_padding, c);
+  CHECK(o.verdict == Verdict::out_of_bounds_write);
+  // without padding the same store lands on C(1, 0), an element: not out of bounds
+  // (but the value is wrong)
+  CaseOutcome o2 = run(writes_c_padding, make_case(8, 8, 8, 1, 1));
+  CHECK(o2.verdict != Verdict::out_of_bounds_write);
+  CHECK(o2.verdict != Verdict::pass);
+}
+
+TEST_CASE("executor: changing an input is input_modified", "[executor]") {
+  CaseOutcome o = run(modifies_a, make_case(8, 7, 6, 1, 0));
+  CHECK(o.verdict == Verdict::input_modified);
+  CHECK(o.call == 1);
+  CHECK(o.detail.find("A") != std::string::npos);
+}
+
+TEST_CASE("executor: return codes and exceptions", "[executor]") {
+  Case c = make_case(4, 5, 6, 1, 0);
+  SECTION("ASSAY_UNSUPPORTED inside the spec is rejected") {
+    CaseOutcome o = run(unsupported, c);
+    CHECK(o.verdict == Verdict::rejected);
+    CHECK(o.call == 1);
+  }
+  SECTION("any other nonzero code is a kernel error") {
+    CaseOutcome o = run(returns_seven, c);
+    CHECK(o.verdict == Verdict::kernel_error);
+    CHECK(o.detail.find('7') != std::string::npos);
+  }
+  SECTION("an exception is a kernel error carrying its message") {
+    CaseOutcome o = run(throws, c);
+    CHECK(o.verdict == Verdict::kernel_error);
+    CHECK(o.detail.find("kernel blew up") != std::string::npos);
+  }
+}
+
+TEST_CASE("executor: writing nothing with beta = 0 is unwritten output", "[executor]") {
+  CaseOutcome o = run(writes_nothing, make_case(6, 6, 6, 1, 0));
+  CHECK(o.verdict == Verdict::unwritten_output);
+  CHECK(o.call == 1);
+  CHECK(o.stats.unwritten == 36);
+}
+
+TEST_CASE("executor: replaying an earlier answer is a cached result", "[executor]") {
+  g_memo.clear();
+  CaseOutcome o = run(memoizes, make_case(9, 10, 11, 1, 0));
+  CHECK(o.verdict == Verdict::cached_result);
+  CHECK(o.call == 2);
+  g_memo.clear();
+  CaseOutcome o2 = run(memoizes, make_case(9, 10, 11, 1.3, 0.7));
+  CHECK(o2.verdict == Verdict::cached_result);
+}
+
+TEST_CASE("executor: leaving C as found on a later call is a stale result", "[executor]") {
+  g_stale_calls = 0;
+  CaseOutcome o = run(stale, make_case(9, 10, 11, 1, 1));
+  CHECK(o.verdict == Verdict::stale_result);
+  CHECK(o.call == 2);
+}
+
+TEST_CASE("executor: one ulp on odd calls is nondeterministic only when determinism is claimed", "[executor]") {
+  Case c = make_case(12, 13, 14, 1, 0);
+  g_flaky_calls = 0;
+  CaseOutcome o = run(flaky, c, true);
+  CHECK(o.verdict == Verdict::nondeterministic);
+  CHECK(o.call == 3);
+  g_flaky_calls = 0;
+  CaseOutcome o2 = run(flaky, c, false);
+  INFO(o2.detail);
+  CHECK(o2.verdict == Verdict::pass);
+  CHECK(o2.stats.max_ulps <= 1);
+}

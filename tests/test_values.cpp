@@ -1,0 +1,214 @@
+// Value recipes: pure functions of their arguments that draw what each recipe
+// promises, and GEMM's recipe parameters keep integer results exact.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "backend/host/host_backend.h"
+#include "case/values.h"
+#include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_problem.h"
+
+using namespace assay;
+
+namespace {
+
+constexpr DType kTypes[] = {DType::f64, DType::f32, DType::f16, DType::bf16};
+
+RecipeParams params(Recipe r) {
+  RecipeParams p;
+  p.recipe = r;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("recipe_value is a pure function of its arguments", "[values]") {
+  for (Recipe r : {Recipe::ints, Recipe::uniform, Recipe::mixed, Recipe::specials}) {
+    RecipeParams p = params(r);
+    p.density = 0.5, p.exp_lo = -8, p.exp_hi = 8;
+    INFO(name(r));
+    int64_t differ_seed = 0, differ_tensor = 0, differ_pos = 0, n = 0;
+    for (uint64_t row = 0; row < 40; ++row)
+      for (uint64_t col = 0; col < 40; ++col) {
+        double v1 = recipe_value(p, DType::f32, 42, 1, row, col);
+        double v2 = recipe_value(p, DType::f32, 42, 1, row, col);
+        REQUIRE(f64_bits(v1) == f64_bits(v2));
+        // specials depend on the dtype (its subnormals), so draw in f16 for f16 bits
+        REQUIRE(recipe_bits(p, DType::f16, 42, 1, row, col) ==
+                encode(DType::f16, recipe_value(p, DType::f16, 42, 1, row, col)));
+        differ_seed += f64_bits(recipe_value(p, DType::f32, 43, 1, row, col)) != f64_bits(v1);
+        differ_tensor += f64_bits(recipe_value(p, DType::f32, 42, 2, row, col)) != f64_bits(v1);
+        differ_pos += f64_bits(recipe_value(p, DType::f32, 42, 1, col, row)) != f64_bits(v1) && row != col;
+        ++n;
+      }
+    // Seed, tensor and position all feed the value (ints repeat often: few distinct values).
+    CHECK(differ_seed > n / 3);
+    CHECK(differ_tensor > n / 3);
+    CHECK(differ_pos > n / 3);
+  }
+}
+
+TEST_CASE("ints recipe: integers in range, nonzero with the given density", "[values]") {
+  for (int range : {1, 3, 7}) {
+    for (double density : {1.0, 0.5, 0.1}) {
+      RecipeParams p = params(Recipe::ints);
+      p.int_range = range, p.density = density;
+      INFO("range " << range << " density " << density);
+      const int N = 200000;
+      int64_t nonzero = 0, out_of_range = 0, not_integer = 0;
+      std::set<int> seen;
+      for (int i = 0; i < N; ++i) {
+        double v = recipe_value(p, DType::f32, 9, 0, uint64_t(i / 500), uint64_t(i % 500));
+        if (v != std::trunc(v)) ++not_integer;
+        if (std::fabs(v) > range) ++out_of_range;
+        nonzero += v != 0;
+        seen.insert(int(v));
+      }
+      CHECK(not_integer == 0);
+      CHECK(out_of_range == 0);
+      // binomial: sd of the fraction is at most 0.0012 here
+      CHECK(double(nonzero) / N == Approx(density).margin(0.01));
+      // every nonzero value of the range shows up
+      for (int v = -range; v <= range; ++v)
+        if (v != 0) CHECK(seen.count(v) == 1);
+    }
+  }
+}
+
+TEST_CASE("uniform recipe: reals in [-1, 1)", "[values]") {
+  RecipeParams p = params(Recipe::uniform);
+  double lo = 2, hi = -2, sum = 0;
+  int64_t below_half = 0, non_integer = 0;
+  const int N = 200000;
+  for (int i = 0; i < N; ++i) {
+    double v = recipe_value(p, DType::f64, 5, 1, uint64_t(i), 3);
+    lo = std::min(lo, v), hi = std::max(hi, v), sum += v;
+    below_half += std::fabs(v) < 0.5;
+    non_integer += v != std::trunc(v);
+  }
+  CHECK(lo >= -1.0);
+  CHECK(hi < 1.0);
+  CHECK(lo < -0.999);
+  CHECK(hi > 0.999);
+  CHECK(sum / N == Approx(0).margin(0.01));
+  CHECK(double(below_half) / N == Approx(0.5).margin(0.01));
+  CHECK(non_integer > N - 10);
+}
+
+TEST_CASE("mixed recipe: magnitudes within 2^exp_hi, spread down to 2^exp_lo", "[values]") {
+  for (auto [elo, ehi] : {std::pair{-10, 10}, std::pair{-24, 3}, std::pair{0, 0}}) {
+    RecipeParams p = params(Recipe::mixed);
+    p.exp_lo = elo, p.exp_hi = ehi;
+    INFO(elo << ".." << ehi);
+    double max_abs = 0;
+    std::set<int> exps;
+    for (int i = 0; i < 100000; ++i) {
+      double v = recipe_value(p, DType::f32, 77, 0, uint64_t(i % 300), uint64_t(i / 300));
+      REQUIRE(std::isfinite(v));
+      max_abs = std::max(max_abs, std::fabs(v));
+      if (v != 0) exps.insert(std::ilogb(v));
+    }
+    CHECK(max_abs <= std::ldexp(1.0, ehi));
+    CHECK(max_abs > std::ldexp(1.0, ehi - 1));
+    CHECK(*exps.rbegin() == ehi - 1);       // the top binade below 2^hi is reached
+    CHECK(*exps.begin() <= elo - 1);        // and the bottom scale too
+  }
+}
+
+TEST_CASE("specials recipe at density 1 plants every special class", "[values]") {
+  for (DType t : kTypes) {
+    INFO(name(t));
+    RecipeParams p = params(Recipe::specials);
+    p.density = 1.0;
+    bool pos_zero = false, neg_zero = false, pos_inf = false, neg_inf = false, nan = false;
+    bool pos_sub = false, neg_sub = false;
+    int64_t ordinary = 0;
+    const double min_normal = std::ldexp(1.0, min_normal_exp(t));
+    for (uint64_t i = 0; i < 2000; ++i) {
+      double v = decode(t, recipe_bits(p, t, 3, 0, i, 0));
+      if (std::isnan(v)) nan = true;
+      else if (v == 0) (std::signbit(v) ? neg_zero : pos_zero) = true;
+      else if (std::isinf(v)) (v > 0 ? pos_inf : neg_inf) = true;
+      else if (std::fabs(v) < min_normal) (v > 0 ? pos_sub : neg_sub) = true;
+      else ++ordinary;
+    }
+    CHECK(pos_zero);
+    CHECK(neg_zero);
+    CHECK(pos_inf);
+    CHECK(neg_inf);
+    CHECK(nan);
+    CHECK(pos_sub);  // subnormal of the dtype itself: survives rounding to t, nonzero
+    CHECK(neg_sub);
+    CHECK(ordinary == 0);
+  }
+  SECTION("at a low density the specials are about that rare") {
+    RecipeParams p = params(Recipe::specials);
+    p.density = 0.05;
+    int64_t special = 0;
+    const int N = 100000;
+    for (int i = 0; i < N; ++i) {
+      double v = recipe_value(p, DType::f32, 8, 1, uint64_t(i), 0);
+      special += !std::isfinite(v) || v == 0 || std::fabs(v) < std::ldexp(1.0, -126);
+    }
+    CHECK(double(special) / N == Approx(0.05).margin(0.005));
+  }
+}
+
+TEST_CASE("gemm ints recipe params keep the exact sum below the output's mantissa", "[values]") {
+  struct Shape {
+    int64_t k;
+    DType in, out;
+  };
+  HostBackend be;
+  for (Shape s : {Shape{64, DType::f16, DType::f16}, Shape{1024, DType::f16, DType::f16},
+                  Shape{4096, DType::f32, DType::f32}, Shape{65536, DType::f32, DType::f32},
+                  Shape{100, DType::bf16, DType::bf16}, Shape{2000, DType::bf16, DType::bf16},
+                  Shape{3000, DType::f16, DType::f32}}) {
+    INFO("k=" << s.k << " A,B " << name(s.in) << " C " << name(s.out));
+    Case c;
+    c.m = 8, c.n = 9, c.k = s.k;
+    c.a_type = c.b_type = s.in, c.c_type = s.out;
+    c.a = gemm::make_layout(c.m, c.k, false, 3, 1);
+    c.b = gemm::make_layout(c.k, c.n, true);
+    c.c = gemm::make_layout(c.m, c.n, false);
+    c.recipe = Recipe::ints;
+    c.seed = 12345 + uint64_t(s.k);
+    auto g = gemm::tensors(c);
+    // A and B drawn exactly as the executor draws them
+    std::vector<std::vector<int64_t>> vals(2);
+    int64_t bad_values = 0;  // not an integer in [-3, 3]
+    for (int w : {gemm::A, gemm::B}) {
+      const TensorGeom& geom = g[w];
+      Buffer buf = be.allocate(size_t(geom.span()) * dtype_bytes(geom.dtype));
+      be.fill_tensor(buf, geom, gemm::recipe_params(c, gemm::Operand(w)), c.seed, uint32_t(w));
+      vals[w].resize(size_t(geom.count()));
+      for (int64_t r = 0; r < geom.rows; ++r)
+        for (int64_t col = 0; col < geom.cols; ++col) {
+          double v = decode(geom.dtype, load_bits(geom.dtype, buf.data + geom.index(r, col) * dtype_bytes(geom.dtype)));
+          if (v != std::trunc(v) || std::fabs(v) > 3) ++bad_values;
+          vals[w][size_t(r * geom.cols + col)] = int64_t(v);
+        }
+      be.release(buf);
+    }
+    CHECK(bad_values == 0);
+    const int64_t limit = int64_t(1) << mantissa_bits(s.out);
+    int64_t below = 0, nonzero = 0, largest = 0;
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        int64_t sum = 0;  // exact: integers
+        for (int64_t p = 0; p < c.k; ++p)
+          sum += std::abs(vals[0][size_t(i * c.k + p)]) * std::abs(vals[1][size_t(p * c.n + j)]);
+        below += sum < limit;
+        nonzero += sum != 0;
+        largest = std::max(largest, sum);
+      }
+    INFO("largest sum of |a||b| " << largest << ", limit " << limit);
+    CHECK(double(below) >= 0.95 * double(c.m * c.n));
+    // and the values are not trivially small: most dot products are nonzero
+    CHECK(double(nonzero) >= 0.5 * double(c.m * c.n));
+  }
+}
