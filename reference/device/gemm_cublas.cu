@@ -20,10 +20,13 @@ void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) throw InfraError(fmt::format("reference {}: cuBLAS status {}", what, int(s)));
 }
 
-struct DeviceArray {  // scratch owned for one reference call
+struct DeviceArray {  // scratch for one reference call, from the stream's memory pool
   double* p = nullptr;
-  explicit DeviceArray(size_t n) { check(cudaMalloc(&p, (n ? n : 1) * sizeof(double)), "cudaMalloc"); }
-  ~DeviceArray() { cudaFree(p); }
+  cudaStream_t s;
+  DeviceArray(size_t n, cudaStream_t stream) : s(stream) {
+    check(cudaMallocAsync(&p, (n ? n : 1) * sizeof(double), s), "cudaMallocAsync");
+  }
+  ~DeviceArray() { cudaFreeAsync(p, s); }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
 };
@@ -61,11 +64,11 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
   auto stream = cudaStream_t(stream_ptr);
   const int64_t m = op.gc.rows, n = op.gc.cols, k = op.ga.cols;
   if (m == 0 || n == 0) return;
-  DeviceArray ab(m * n), abs_ab(m * n), out_ref(m * n), out_bound(m * n);
+  DeviceArray ab(m * n, stream), abs_ab(m * n, stream), out_ref(m * n, stream), out_bound(m * n, stream);
   check(cudaMemsetAsync(ab.p, 0, m * n * sizeof(double), stream), "memset");
   check(cudaMemsetAsync(abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
   if (k > 0 && op.alpha != 0.0) {
-    DeviceArray a(m * k), a_abs(m * k), b(k * n), b_abs(k * n);
+    DeviceArray a(m * k, stream), a_abs(m * k, stream), b(k * n, stream), b_abs(k * n, stream);
     widen_kernel<<<blocks_for(m * k), 256, 0, stream>>>(op.a, op.ga, a.p, a_abs.p);
     widen_kernel<<<blocks_for(k * n), 256, 0, stream>>>(op.b, op.gb, b.p, b_abs.p);
     check(cudaGetLastError(), "widen launch");
@@ -74,7 +77,6 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
     check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a.p, m, b.p, k, &zero, ab.p, m), "DGEMM");
     check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a_abs.p, m, b_abs.p, k, &zero, abs_ab.p, m),
           "DGEMM |A||B|");
-    check(cudaStreamSynchronize(stream), "DGEMM");  // before a and b are freed
   }
   combine_kernel<<<blocks_for(m * n), 256, 0, stream>>>(ab.p, abs_ab.p, op.c0, op.gc, op.alpha, op.beta, out_ref.p,
                                                         out_bound.p);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <dlpack/dlpack.h>
@@ -42,6 +43,9 @@ class Backend {
   virtual void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) = 0;
   virtual void download(Buffer b, std::byte* host) = 0;  // whole buffer
   virtual void copy(Buffer dst, Buffer src) = 0;         // same size
+  // Offset of the first byte where two same-sized buffers differ, computed
+  // where the data lives (inputs can be many GiB: no download for the check).
+  virtual std::optional<size_t> first_difference(Buffer x, Buffer y) = 0;
 
   // Waits for all queued work. Returns "" or the error the device reported
   // (for CUDA: the first error, sticky or not, since the last call).

@@ -79,7 +79,7 @@ int run_check(const CheckArgs& a) {
   ReporterSet reporters;
   reporters.add(make_console_reporter(a.expect, a.quiet));
   if (!a.json.empty()) reporters.add(make_json_reporter(a.json));
-  if (!a.junit.empty()) reporters.add(make_junit_reporter(a.junit));
+  if (!a.junit.empty()) reporters.add(make_junit_reporter(a.junit, a.expect));
 
   std::map<BackendKind, std::unique_ptr<Backend>> backends;
   std::vector<KernelReport> reports;

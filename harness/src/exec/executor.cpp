@@ -106,10 +106,11 @@ class CaseRun {
   }
 
   // One candidate call with all checks; false when it failed (out filled).
+  // Inputs are compared with device-side snapshots (no download of what may
+  // be many GiB); only C comes back to the host.
   bool call_and_check(int call, uint64_t seed, CaseOutcome& out, Image& c_before, Image& c_after,
                       const Image* previous_out = nullptr) {
-    Image a_before = t_[gemm::A]->download(), b_before = t_[gemm::B]->download();
-    c_before = t_[gemm::C]->download();
+    for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
     GuardedTensor* views[3] = {t_[0].get(), t_[1].get(), t_[2].get()};
     CallFrame frame(be_, c_, views);
     RunStatus status = runner_.run(frame.call);
@@ -121,21 +122,23 @@ class CaseRun {
     if (status.code != ASSAY_OK)
       return fail(out, call, Verdict::kernel_error, fmt::format("assay_run returned {}", status.code));
 
-    c_after = t_[gemm::C]->download();
     const char* names[3] = {"A", "B", "C"};
-    const Image* after[3] = {nullptr, nullptr, &c_after};
-    Image a_after = t_[gemm::A]->download(), b_after = t_[gemm::B]->download();
-    after[0] = &a_after, after[1] = &b_after;
-    for (int i = 0; i < 3; ++i)
-      if (auto at = t_[i]->first_damage(*after[i]))
+    c_after = t_[gemm::C]->download();
+    for (int i = 0; i < 3; ++i) {
+      if (i < 2 && !be_.first_difference(snapshot(i), t_[i]->buffer())) continue;
+      Image before = download(snapshot(i)), after_i = i < 2 ? t_[i]->download() : Image{};
+      const Image& after = i < 2 ? after_i : c_after;
+      if (auto at = t_[i]->first_damage(after))
         return fail(out, call, Verdict::out_of_bounds_write,
-                     fmt::format("{} byte {} outside its elements was overwritten ({} guard)", names[i],
-                                 int64_t(*at) - int64_t(kGuardBytes), *at < kGuardBytes ? "before" : "after/padding"));
-    const Image* before[2] = {&a_before, &b_before};
-    for (int i = 0; i < 2; ++i)
-      if (auto at = t_[i]->first_element_change(*before[i], *after[i]))
+                    fmt::format("{} byte {} outside its elements was overwritten ({} guard)", names[i],
+                                int64_t(*at) - int64_t(kGuardBytes), *at < kGuardBytes ? "before" : "after/padding"));
+      if (i == 2) {
+        c_before = std::move(before);
+      } else if (auto at = t_[i]->first_element_change(before, after)) {
         return fail(out, call, Verdict::input_modified,
-                     fmt::format("input {} changed (first at element byte {})", names[i], *at - kGuardBytes));
+                    fmt::format("input {} changed (first at element byte {})", names[i], *at - kGuardBytes));
+      }
+    }
 
     // Only now the reference: C0 redrawn into scratch memory the kernel never saw.
     const std::byte* c0 = nullptr;
@@ -147,13 +150,22 @@ class CaseRun {
     auto ref = gemm::reference(be_, c_, t_[gemm::A]->data(), t_[gemm::B]->data(), c0);
     Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type));
     out.stats = compare(tol, t_[gemm::C]->geom(), GuardedTensor::data_in(c_after), ref.ref.data(), ref.bound.data());
-    if (call == 1 && opt_.keep_tensors) {
-      out.tensors = CaseTensors{a_before, b_before, c_before, c_after, ref.ref, ref.bound};
-    }
+    if (call == 1 && opt_.keep_tensors)
+      out.tensors = CaseTensors{t_[gemm::A]->download(), t_[gemm::B]->download(), c_before, c_after, ref.ref, ref.bound};
     Verdict v = verdict_of(out.stats);
     if (v == Verdict::pass) return true;
     if (call >= 2) v = classify_repeat(v, out.stats, c_before, c_after, previous_out);
     return fail(out, call, v, summary(out.stats));
+  }
+
+  Buffer snapshot(int i) {
+    if (!snapshots_[i].data) snapshots_[i] = be_.allocate(t_[i]->buffer().bytes);
+    return snapshots_[i];
+  }
+  Image download(Buffer b) {
+    Image image(b.bytes);
+    be_.download(b, image.data());
+    return image;
   }
 
   // A later call that fails where an earlier one passed: did it leave the
@@ -192,6 +204,13 @@ class CaseRun {
   const Case& c_;
   const ExecOptions& opt_;
   std::unique_ptr<GuardedTensor> t_[3], c0_;
+  Buffer snapshots_[3];  // each buffer as it was handed to the candidate
+
+ public:
+  ~CaseRun() {
+    for (auto& b : snapshots_)
+      if (b.data) be_.release(b);
+  }
 };
 
 }  // namespace

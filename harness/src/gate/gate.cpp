@@ -22,7 +22,10 @@ fs::path save_case(const fs::path& dir, const Spec& spec, const Case& c, const C
   fs::create_directories(dir);
   fs::path file = dir / fmt::format("case-{:04d}-{}.yaml", index, name(o.verdict));
   std::ofstream out(file);
-  out << fmt::format("# {} in call {}: {}\n", name(o.verdict), o.call, o.detail);
+  std::string detail = o.detail;  // a comment line: a kernel's message must not break the YAML
+  for (char& ch : detail)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  out << fmt::format("# {} in call {}: {}\n", name(o.verdict), o.call, detail);
   out << fmt::format("# repro: assay repro {}\n", file.string());
   out << to_yaml(c, fs::absolute(spec.file), fs::absolute(dir));
   if (!out) throw InfraError("cannot write " + file.string());

@@ -20,9 +20,9 @@ int64_t ordered(DType t, double x) {
 
 double ulp_of(DType t, double x) {
   int e = 0;
-  std::frexp(std::fabs(x), &e);  // |x| in [2^(e-1), 2^e)
+  std::frexp(std::fabs(x), &e);  // |x| in [2^(e-1), 2^e); e = 0 for x = 0
   int emin = min_normal_exp(t);
-  int exp = std::max(e - 1, emin);
+  int exp = x == 0 ? emin : std::max(e - 1, emin);
   return std::ldexp(1.0, exp - (mantissa_bits(t) - 1));
 }
 

@@ -34,6 +34,6 @@ class ReporterSet final : public Reporter {
 
 std::unique_ptr<Reporter> make_console_reporter(bool expect_mode, bool quiet);
 std::unique_ptr<Reporter> make_json_reporter(std::filesystem::path file);
-std::unique_ptr<Reporter> make_junit_reporter(std::filesystem::path file);
+std::unique_ptr<Reporter> make_junit_reporter(std::filesystem::path file, bool expect_mode);
 
 }  // namespace assay

@@ -49,9 +49,17 @@ CudaBackend::CudaBackend() {
   size_t free_bytes = 0, total = 0;
   check_cuda(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
   budget_ = free_bytes / 10 * 8;  // leave room for the candidate's own allocations
+  // Allocations come from the stream-ordered pool and stay there between
+  // cases: cudaMalloc/cudaFree per buffer would synchronise the device each time.
+  cudaMemPool_t pool;
+  check_cuda(cudaDeviceGetDefaultMemPool(&pool, device_), "default memory pool");
+  uint64_t keep = UINT64_MAX;
+  check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "pool threshold");
+  check_cuda(cudaMalloc(&diff_index_, sizeof(unsigned long long)), "cudaMalloc");
 }
 
 CudaBackend::~CudaBackend() {
+  if (diff_index_) cudaFree(diff_index_);
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(cudaStream_t(stream_));
 }
@@ -68,7 +76,7 @@ cublasContext* CudaBackend::cublas() {
 Buffer CudaBackend::allocate(size_t bytes) {
   void* p = nullptr;
   size_t rounded = (bytes + 255) / 256 * 256;
-  cudaError_t e = cudaMalloc(&p, rounded == 0 ? 256 : rounded);
+  cudaError_t e = cudaMallocAsync(&p, rounded == 0 ? 256 : rounded, cudaStream_t(stream_));
   if (e != cudaSuccess) {
     cudaGetLastError();
     throw InfraError(fmt::format("cudaMalloc of {} bytes: {}", bytes, cudaGetErrorString(e)));
@@ -77,7 +85,7 @@ Buffer CudaBackend::allocate(size_t bytes) {
 }
 
 void CudaBackend::release(Buffer& b) {
-  if (b.data) cudaFree(b.data);
+  if (b.data) cudaFreeAsync(b.data, cudaStream_t(stream_));
   b = {};
 }
 
@@ -110,7 +118,26 @@ __global__ void constant_kernel(std::byte* data, TensorGeom g, uint64_t bits) {
     store_bits(g.dtype, data + g.index(i / g.cols, i % g.cols) * size, bits);
 }
 
+__global__ void difference_kernel(const std::byte* x, const std::byte* y, size_t bytes,
+                                  unsigned long long* first) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < bytes; i += size_t(gridDim.x) * blockDim.x)
+    if (x[i] != y[i]) atomicMin(first, (unsigned long long)i);
+}
+
 }  // namespace
+
+std::optional<size_t> CudaBackend::first_difference(Buffer x, Buffer y) {
+  const unsigned long long none = ~0ull;
+  auto s = cudaStream_t(stream_);
+  check_cuda(cudaMemcpyAsync(diff_index_, &none, sizeof none, cudaMemcpyHostToDevice, s), "first_difference");
+  difference_kernel<<<blocks_for(int64_t(x.bytes)), kThreads, 0, s>>>(x.data, y.data, x.bytes, diff_index_);
+  check_cuda(cudaGetLastError(), "first_difference launch");
+  unsigned long long first = none;
+  check_cuda(cudaMemcpyAsync(&first, diff_index_, sizeof first, cudaMemcpyDeviceToHost, s), "first_difference");
+  check_cuda(cudaStreamSynchronize(s), "first_difference sync");
+  if (first == none) return std::nullopt;
+  return size_t(first);
+}
 
 void CudaBackend::fill_pattern(Buffer b, uint64_t pattern, int width) {
   size_t words = b.bytes / width;

@@ -22,6 +22,7 @@ class CudaBackend final : public Backend {
   void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override;
   void download(Buffer b, std::byte* host) override;
   void copy(Buffer dst, Buffer src) override;
+  std::optional<size_t> first_difference(Buffer x, Buffer y) override;
   std::string synchronize() override;
 
   cublasContext* cublas();  // the reference's handle, bound to stream()
@@ -31,6 +32,7 @@ class CudaBackend final : public Backend {
   void* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
   size_t budget_ = 0;
+  unsigned long long* diff_index_ = nullptr;  // device word for first_difference
 };
 
 // Throws InfraError with the CUDA error text when `status` is not success.

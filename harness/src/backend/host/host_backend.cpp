@@ -46,4 +46,11 @@ void HostBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
 void HostBackend::download(Buffer b, std::byte* host) { std::memcpy(host, b.data, b.bytes); }
 void HostBackend::copy(Buffer dst, Buffer src) { std::memcpy(dst.data, src.data, src.bytes); }
 
+std::optional<size_t> HostBackend::first_difference(Buffer x, Buffer y) {
+  if (std::memcmp(x.data, y.data, x.bytes) == 0) return std::nullopt;
+  size_t i = 0;
+  while (x.data[i] == y.data[i]) ++i;
+  return i;
+}
+
 }  // namespace assay

@@ -163,7 +163,7 @@ std::optional<Case> random_case(const Spec& spec, uint64_t seed, uint64_t index,
   auto next = [&] { return state = mix64(state); };
   auto dim = [&]() -> int64_t {
     uint64_t r = next() % 100;
-    if (r < 35) return int64_t(next() % 65);
+    if (r < 35) return int64_t(next() % uint64_t(std::min<int64_t>(lim.max_random_dim, 64) + 1));
     if (r < 65) {
       int64_t t = kTiles[next() % std::size(kTiles)];
       return std::min(lim.max_random_dim, t * int64_t(1 + next() % 8) + int64_t(next() % 3) - 1);

@@ -1,0 +1,27 @@
+// Every host sample kernel gets exactly the verdict its spec expects: the
+// correct ones pass, each planted bug is caught as its own class.
+#include <catch2/catch.hpp>
+
+#include "samples_support.h"
+
+using namespace assay;
+
+TEST_CASE("host sample kernels get their expected verdicts", "[samples]") {
+  auto backend = make_backend(BackendKind::host);
+  Reporter silent;
+  auto opt = testing::sample_gate_options(150);
+  auto specs = testing::sample_specs(BackendKind::host);
+  REQUIRE(specs.size() >= 9);
+  int planted = 0;
+  for (auto& file : specs) {
+    Spec spec = load_spec(file);
+    REQUIRE_FALSE(spec.expect.empty());
+    KernelReport r = run_gate(spec, *backend, opt, silent);
+    INFO(spec.name << ": got " << r.verdict() << ", expected " << spec.expect << " "
+                   << (r.failures.empty() ? r.setup_error : r.failures.front().outcome.detail));
+    CHECK(r.verdict() == spec.expect);
+    if (spec.expect == "pass") CHECK(r.cases_run >= 100);
+    planted += spec.expect != "pass";
+  }
+  CHECK(planted >= 6);
+}
