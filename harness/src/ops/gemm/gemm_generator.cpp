@@ -24,20 +24,31 @@ std::vector<int64_t> boundary_sizes() {
   return {s.begin(), s.end()};
 }
 
-// Builds the sweep one case at a time, rotating recipes and scalars so every
-// combination shows up without a cross product.
+// Builds the sweep one section at a time, rotating recipes and scalars so
+// every combination shows up without a cross product; the sections are then
+// interleaved so that even a short run sees every kind of case.
 struct SweepBuilder {
   const Spec& spec;
   uint64_t seed;
-  std::vector<Case> out;
+  std::vector<std::vector<Case>> sections;
   std::set<std::string> seen;
+  size_t made = 0;
+
+  void section() { sections.emplace_back(); }
+  std::vector<Case> interleaved() {
+    std::vector<Case> out;
+    for (size_t i = 0; out.size() < made; ++i)
+      for (auto& s : sections)
+        if (i < s.size()) out.push_back(s[i]);
+    return out;
+  }
 
   Case base(int64_t m, int64_t n, int64_t k, std::string origin) const {
     Case c;
     c.m = m, c.n = n, c.k = k;
     c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
     c.a = make_layout(m, k, false), c.b = make_layout(k, n, false), c.c = make_layout(m, n, false);
-    size_t i = out.size();
+    size_t i = made;
     c.recipe = kRecipes[i % 4];
     std::tie(c.alpha, c.beta) = kScalars[(i / 4) % std::size(kScalars)];
     c.origin = std::move(origin);
@@ -47,11 +58,12 @@ struct SweepBuilder {
     if (c.recipe == Recipe::specials && c.alpha == 0) c.alpha = 1;  // BLAS: alpha = 0 never reads A*B
     auto fitted = fit_requires(c, spec);
     if (!fitted) return;
-    fitted->seed = mix64(seed ^ (out.size() * 0x9e3779b97f4a7c15ull));
+    fitted->seed = mix64(seed ^ (made * 0x9e3779b97f4a7c15ull));
     Case key = *fitted;
     key.seed = 0, key.origin.clear();
     if (!seen.insert(describe(key)).second) return;
-    out.push_back(*fitted);
+    sections.back().push_back(*fitted);
+    ++made;
   }
 };
 
@@ -106,6 +118,7 @@ std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
 std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
   SweepBuilder b{spec, seed, {}, {}};
   const auto sizes = boundary_sizes();
+  b.section();
   // 1. Boundary sizes, one dimension at a time, then all three together.
   for (int64_t v : sizes) {
     b.add(b.base(v, 33, 19, "boundary m"));
@@ -113,6 +126,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
     b.add(b.base(31, 37, v, "boundary k"));
     b.add(b.base(v, v, v, "boundary m=n=k"));
   }
+  b.section();
   // 2. Layouts: each operand transposed, padded, offset by one element.
   for (int which = 0; which < 3; ++which) {
     for (int kind = 0; kind < 5; ++kind) {
@@ -132,6 +146,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
     c.a = make_layout(c.m, c.k, col, 1, 1), c.b = make_layout(c.k, c.n, col, 5, 1), c.c = make_layout(c.m, c.n, col, 2, 1);
     b.add(c);
   }
+  b.section();
   // 3. Every alpha/beta pair, on inexact and on exact values.
   for (auto [alpha, beta] : kScalars)
     for (Recipe r : {Recipe::uniform, Recipe::ints}) {
@@ -139,6 +154,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
       c.alpha = alpha, c.beta = beta, c.recipe = r;
       b.add(c);
     }
+  b.section();
   // 4. Every recipe at a few telling shapes, including long k.
   for (auto [m, n, k] : {std::tuple{17, 19, 23}, {64, 64, 64}, {65, 63, 257}, {128, 96, 1024}, {96, 128, 4096}})
     for (Recipe r : kRecipes) {
@@ -146,16 +162,18 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
       c.recipe = r;
       b.add(c);
     }
+  b.section();
   // 5. Large cases that fill the GPU (the host skips what exceeds its limits).
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{512, 512, 512}, {1000, 1000, 1000},
                          {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 1024}, {4097, 4095, 4099}})
     b.add(b.base(m, n, k, "large"));
+  b.section();
   // 6. 32-bit limits: a tensor past 2^31 elements, a dimension past 65,535 tiles.
   b.add(b.base(1048577, 3, 2049, "index past 2^31 elements (A)"));
   b.add(b.base(3, 1048577, 2049, "index past 2^31 elements (B)"));
   b.add(b.base(2097153, 2, 5, "m past 65,535 tiles"));
   b.add(b.base(2, 2097153, 5, "n past 65,535 tiles"));
-  return std::move(b.out);
+  return b.interleaved();
 }
 
 std::optional<Case> random_case(const Spec& spec, uint64_t seed, uint64_t index, const GenLimits& lim) {

@@ -1,0 +1,126 @@
+// Reading spec files: every key is checked for type and value, and every
+// problem is reported as "FILE:LINE: key 'X': what is wrong".
+#include "spec/spec.h"
+
+#include <system_error>
+
+#include "core/error.h"
+#include "core/yaml_input.h"
+#include "judge/verdict.h"
+
+namespace assay {
+namespace {
+
+namespace fs = std::filesystem;
+using yaml_input::Field;
+using yaml_input::Fields;
+using yaml_input::quote;
+
+// Knows the names a gemm requirement may use; the values do not matter
+// because it is only used to check names.
+struct GemmNames : EvalContext {
+  std::optional<double> variable(std::string_view n) const override {
+    if (n == "m" || n == "n" || n == "k" || n == "alpha" || n == "beta") return 0.0;
+    return std::nullopt;
+  }
+  std::optional<TensorGeom> tensor(std::string_view n) const override {
+    if (n == "A" || n == "B" || n == "C") return TensorGeom{};
+    return std::nullopt;
+  }
+};
+
+bool is_c_identifier(const std::string& s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+DType read_dtype(const Fields& f, std::string_view key) {
+  return *parse_dtype(f.choice(f.required(key), {"f64", "f32", "f16", "bf16"}));
+}
+
+void read_dtypes(const Fields& top, Spec& s) {
+  Fields d = top.nested(top.required("dtypes"));
+  d.only({"a", "b", "c"});
+  s.a = read_dtype(d, "a");
+  s.b = read_dtype(d, "b");
+  s.c = read_dtype(d, "c");
+}
+
+void read_requires(const Fields& top, const Field& f, Spec& s) {
+  GemmNames names;
+  for (auto& [text, line] : top.strings(f, /*scalar_ok=*/true)) {
+    try {
+      Requirement r = Requirement::parse(text);
+      r.check_names(names);
+      s.requires_.push_back(std::move(r));
+    } catch (const RequiresSyntaxError& e) {
+      top.fail_at(line, f.key, std::string(e.what()) + " in " + quote(text));
+    }
+  }
+}
+
+// The source path is relative to the spec's folder; it must name a file.
+fs::path resolve_source(const Fields& top, const Field& f, const fs::path& spec_file) {
+  std::string rel = top.string(f);
+  std::error_code ec;
+  fs::path dir = fs::absolute(spec_file, ec).parent_path();
+  if (ec) top.fail(f, "cannot resolve the spec's folder: " + ec.message());
+  fs::path p = fs::weakly_canonical(dir / rel, ec);
+  if (ec) top.fail(f, "cannot resolve " + quote(rel) + ": " + ec.message());
+  if (!fs::is_regular_file(p, ec)) top.fail(f, "source file " + quote(rel) + " not found (looked for " + p.string() + ")");
+  return p;
+}
+
+void read_optional(const Fields& top, Spec& s) {
+  if (auto* f = top.optional("op")) {
+    s.op = top.string(*f);
+    if (s.op != "gemm") top.fail(*f, "unknown op " + quote(s.op) + " (known: gemm)");
+  }
+  if (auto* f = top.optional("entry")) {
+    s.entry = top.string(*f);
+    if (!is_c_identifier(s.entry)) top.fail(*f, quote(s.entry) + " is not a C identifier");
+  }
+  if (auto* f = top.optional("requires")) read_requires(top, *f, s);
+  if (auto* f = top.optional("deterministic")) s.deterministic = top.boolean(*f);
+  if (auto* f = top.optional("expect")) {
+    s.expect = top.string(*f);
+    if (!parse_verdict(s.expect)) top.fail(*f, quote(s.expect) + " is not 'pass' or a verdict name");
+  }
+  if (auto* f = top.optional("flags"))
+    for (auto& [flag, line] : top.strings(*f)) s.flags.push_back(flag);
+  if (auto* f = top.optional("libs"))
+    for (auto& [lib, line] : top.strings(*f)) {
+      if (lib != "cublas") top.fail_at(line, f->key, "unknown library " + quote(lib) + " (allowed: cublas)");
+      s.libs.push_back(lib);
+    }
+}
+
+}  // namespace
+
+Spec parse_spec(const std::string& yaml_text, const fs::path& file) {
+  const std::string name = file.string();
+  YAML::Node root = yaml_input::load_mapping(yaml_text, name);
+  Spec s;
+  s.file = file;
+  try {
+    Fields top(name, root);
+    top.only({"name", "op", "backend", "source", "entry", "dtypes", "compute", "requires", "deterministic",
+              "expect", "flags", "libs"});
+    s.name = top.string(top.required("name"));
+    s.backend = top.choice(top.required("backend"), {"cuda", "host"}) == "cuda" ? BackendKind::cuda
+                                                                                : BackendKind::host;
+    s.source = resolve_source(top, top.required("source"), file);
+    read_dtypes(top, s);
+    s.compute = *parse_compute(top.choice(top.required("compute"), {"f64", "f32", "tf32", "f16", "bf16"}));
+    read_optional(top, s);
+  } catch (const YAML::Exception& e) {  // not expected: yaml-cpp already parsed it
+    throw InputError(name + ": malformed YAML: " + e.msg);
+  }
+  return s;
+}
+
+Spec load_spec(const fs::path& file) { return parse_spec(yaml_input::read_file(file), file); }
+
+}  // namespace assay
