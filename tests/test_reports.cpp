@@ -305,7 +305,7 @@ TEST_CASE("JUnit report is well-formed XML with a failure per failing kernel", "
   fs::path file = tmp.dir / "junit.xml";
   const std::string detail = "C[0,1] expected < 1 & got > 2; \"quoted\" 'single'\x01 control";
   KernelReport bad = failing_kernel("gemm<f32>&co", detail);
-  make_junit_reporter(file)->run_done({bad, passing_kernel(), broken_kernel()});
+  make_junit_reporter(file, false)->run_done({bad, passing_kernel(), broken_kernel()});
 
   std::string xml = slurp(file);
   XmlDoc doc = parse_xml(xml);

@@ -1,4 +1,7 @@
 // Bit patterns the harness paints around and into buffers.
+// The poison NaNs are signalling (quiet bit clear): any arithmetic on them,
+// e.g. 0 * poison, yields a quiet NaN with other bits, so a kernel that reads
+// C0 when beta == 0 is told apart from one that never wrote the element.
 //  - canary: fills guard zones and padding between rows; a large negative
 //    value (as the netlib tester's -1e10), so a kernel that reads padding as
 //    data goes visibly wrong too.

@@ -1,5 +1,6 @@
 #include "gate/gate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -83,6 +84,7 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     ++report.cases_run;
     if (outcome.verdict == Verdict::pass) {
       ++report.cases_passed;
+      report.worst_pass_ratio = std::max(report.worst_pass_ratio, outcome.stats.max_ratio);
     } else {
       fs::path file = save_case(case_dir, spec, *c, outcome, i);
       report.failures.push_back({*c, outcome, file, "assay repro " + file.string()});

@@ -34,8 +34,10 @@ class ConsoleReporter final : public Reporter {
     std::string v = k.verdict();
     std::string mark = expect_mode_ ? (k.expect_met() ? "ok  " : "FAIL") : (v == "pass" ? "ok  " : "FAIL");
     std::string expect = expect_mode_ && !k.expect.empty() ? fmt::format(" (expected {})", k.expect) : "";
-    fmt::print("{} {:<28} {:<20}{} {} cases, {} skipped, {:.2f} s\n", mark, k.name, v, expect, k.cases_run,
+    fmt::print("{} {:<28} {:<20}{} {} cases, {} skipped, {:.2f} s", mark, k.name, v, expect, k.cases_run,
                k.cases_skipped, k.seconds);
+    if (k.cases_passed > 0) fmt::print(", worst passing error {:.3g} of the tolerance", k.worst_pass_ratio);
+    fmt::print("\n");
     if (!k.setup_error.empty()) fmt::print("     {}\n", k.setup_error);
     for (auto& [reason, n] : k.skip_reasons) fmt::print("     skipped {}: {}\n", n, reason);
     for (auto& f : k.failures) {

@@ -36,7 +36,8 @@ class JsonReporter final : public Reporter {
                          {"verdict", k.verdict()}, {"expect", k.expect}, {"expect_met", k.expect_met()},
                          {"setup_error", k.setup_error}, {"cases_run", k.cases_run},
                          {"cases_passed", k.cases_passed}, {"cases_skipped", k.cases_skipped},
-                         {"skip_reasons", k.skip_reasons}, {"seconds", k.seconds}, {"failures", failures}});
+                         {"skip_reasons", k.skip_reasons}, {"seconds", k.seconds}, {"cases_per_second", k.seconds > 0 ? k.cases_run / k.seconds : 0.0},
+                         {"worst_pass_bound_ratio", k.worst_pass_ratio}, {"failures", failures}});
     }
     std::ofstream out(file_);
     out << json{{"tool", "assay"}, {"kernels", kernels}}.dump(2) << "\n";

@@ -30,6 +30,9 @@ struct KernelReport {
   std::map<std::string, int64_t> skip_reasons;
   std::vector<CaseFailure> failures;
   double seconds = 0;
+  // Largest |error| / allowed error over the passing cases: how close correct
+  // results come to the tolerance (calibration of T, docs/tolerance.md).
+  double worst_pass_ratio = 0;
 
   // The first failing case decides the kernel's verdict.
   std::string verdict() const;
