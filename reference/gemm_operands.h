@@ -1,9 +1,11 @@
 // What a GEMM reference reads: the operand buffers exactly as the candidate
 // saw them (widened exactly to double), and what it writes: the FP64 result
-// and the error-bound magnitude |alpha||A||B| + |beta||C0|, both m x n row-major.
+// the error-bound magnitude |alpha||A||B| + |beta||C0|, and the size of the
+// epilogue's two terms |alpha*A*B| + |beta*C0|; all m x n row-major.
 #pragma once
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "core/hd.h"
 #include "core/tensor_geom.h"
@@ -18,15 +20,25 @@ struct GemmOperands {
 };
 
 // BLAS semantics: alpha == 0 means A*B is not referenced, beta == 0 means C0 is not read.
-ASSAY_HD void combine(double ab, double abs_ab, double c0, double alpha, double beta, double* ref, double* bound) {
+struct GemmResult {
+  double* ref;
+  double* bound;
+  double* terms;
+};
+
+ASSAY_HD void combine(double ab, double abs_ab, double c0, double alpha, double beta, const GemmResult& out,
+                      int64_t i) {
   double r = alpha == 0.0 ? 0.0 : alpha * ab;
   double e = alpha == 0.0 ? 0.0 : fabs(alpha) * abs_ab;
+  double t = fabs(r);
   if (beta != 0.0) {
     r += beta * c0;
     e += fabs(beta) * fabs(c0);
+    t += fabs(beta * c0);
   }
-  *ref = r;
-  *bound = e;
+  out.ref[i] = r;
+  out.bound[i] = e;
+  out.terms[i] = t;
 }
 
 }  // namespace assay::reference

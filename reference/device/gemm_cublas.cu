@@ -49,22 +49,23 @@ __global__ void widen_kernel(const std::byte* base, TensorGeom g, double* out, d
 
 // ab, abs_ab are column-major m x n; ref and bound come out row-major.
 __global__ void combine_kernel(const double* ab, const double* abs_ab, const std::byte* c0, TensorGeom gc,
-                               double alpha, double beta, double* ref, double* bound) {
+                               double alpha, double beta, GemmResult out) {
   const int size = dtype_bytes(gc.dtype);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < gc.count(); i += int64_t(gridDim.x) * blockDim.x) {
     int64_t r = i / gc.cols, c = i % gc.cols, cm = c * gc.rows + r;
     double c0v = beta == 0.0 ? 0.0 : decode(gc.dtype, load_bits(gc.dtype, c0 + gc.index(r, c) * size));
-    combine(ab[cm], abs_ab[cm], c0v, alpha, beta, &ref[i], &bound[i]);
+    combine(ab[cm], abs_ab[cm], c0v, alpha, beta, out, i);
   }
 }
 
 }  // namespace
 
-void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, double* ref, double* bound) {
+void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const GemmResult& host_out) {
   auto stream = cudaStream_t(stream_ptr);
   const int64_t m = op.gc.rows, n = op.gc.cols, k = op.ga.cols;
   if (m == 0 || n == 0) return;
-  DeviceArray ab(m * n, stream), abs_ab(m * n, stream), out_ref(m * n, stream), out_bound(m * n, stream);
+  DeviceArray ab(m * n, stream), abs_ab(m * n, stream), out_ref(m * n, stream), out_bound(m * n, stream),
+      out_terms(m * n, stream);
   check(cudaMemsetAsync(ab.p, 0, m * n * sizeof(double), stream), "memset");
   check(cudaMemsetAsync(abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
   if (k > 0 && op.alpha != 0.0) {
@@ -78,11 +79,13 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
     check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a_abs.p, m, b_abs.p, k, &zero, abs_ab.p, m),
           "DGEMM |A||B|");
   }
-  combine_kernel<<<blocks_for(m * n), 256, 0, stream>>>(ab.p, abs_ab.p, op.c0, op.gc, op.alpha, op.beta, out_ref.p,
-                                                        out_bound.p);
+  combine_kernel<<<blocks_for(m * n), 256, 0, stream>>>(ab.p, abs_ab.p, op.c0, op.gc, op.alpha, op.beta,
+                                                        GemmResult{out_ref.p, out_bound.p, out_terms.p});
   check(cudaGetLastError(), "combine launch");
-  check(cudaMemcpyAsync(ref, out_ref.p, m * n * sizeof(double), cudaMemcpyDeviceToHost, stream), "download");
-  check(cudaMemcpyAsync(bound, out_bound.p, m * n * sizeof(double), cudaMemcpyDeviceToHost, stream), "download");
+  const size_t bytes = m * n * sizeof(double);
+  check(cudaMemcpyAsync(host_out.ref, out_ref.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+  check(cudaMemcpyAsync(host_out.bound, out_bound.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+  check(cudaMemcpyAsync(host_out.terms, out_terms.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
   check(cudaStreamSynchronize(stream), "reference sync");
 }
 

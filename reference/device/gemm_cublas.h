@@ -7,8 +7,8 @@ struct cublasContext;
 
 namespace assay::reference {
 
-// ref and bound: host arrays of m*n doubles, row-major. Throws InfraError on
-// CUDA or cuBLAS failure (including running out of device memory).
-void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, double* ref, double* bound);
+// `out`: host arrays of m*n doubles, row-major. Throws InfraError on CUDA or
+// cuBLAS failure (including running out of device memory).
+void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, const GemmResult& out);
 
 }  // namespace assay::reference

@@ -20,7 +20,7 @@ Mat widen(const std::byte* base, const TensorGeom& g, bool absolute) {
 
 }  // namespace
 
-void gemm_eigen(const GemmOperands& op, double* ref, double* bound) {
+void gemm_eigen(const GemmOperands& op, const GemmResult& out) {
   const int64_t m = op.gc.rows, n = op.gc.cols;
   Mat ab = Mat::Zero(m, n), abs_ab = Mat::Zero(m, n);
   if (op.alpha != 0.0 && op.ga.cols > 0) {
@@ -31,7 +31,7 @@ void gemm_eigen(const GemmOperands& op, double* ref, double* bound) {
   for (int64_t r = 0; r < m; ++r)
     for (int64_t c = 0; c < n; ++c) {
       double c0 = op.beta == 0.0 ? 0.0 : decode(op.gc.dtype, load_bits(op.gc.dtype, op.c0 + op.gc.index(r, c) * size));
-      combine(ab(r, c), abs_ab(r, c), c0, op.alpha, op.beta, &ref[r * n + c], &bound[r * n + c]);
+      combine(ab(r, c), abs_ab(r, c), c0, op.alpha, op.beta, out, r * n + c);
     }
 }
 

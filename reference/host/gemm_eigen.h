@@ -4,7 +4,7 @@
 
 namespace assay::reference {
 
-// ref and bound: m*n doubles each, row-major.
-void gemm_eigen(const GemmOperands& op, double* ref, double* bound);
+// Each array of `out`: m*n doubles, row-major.
+void gemm_eigen(const GemmOperands& op, const GemmResult& out);
 
 }  // namespace assay::reference

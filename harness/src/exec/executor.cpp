@@ -149,7 +149,8 @@ class CaseRun {
     }
     auto ref = gemm::reference(be_, c_, t_[gemm::A]->data(), t_[gemm::B]->data(), c0);
     Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type));
-    out.stats = compare(tol, t_[gemm::C]->geom(), GuardedTensor::data_in(c_after), ref.ref.data(), ref.bound.data());
+    out.stats = compare(tol, t_[gemm::C]->geom(), GuardedTensor::data_in(c_after), ref.ref.data(), ref.bound.data(),
+                        ref.terms.data());
     if (call == 1 && opt_.keep_tensors)
       out.tensors = CaseTensors{t_[gemm::A]->download(), t_[gemm::B]->download(), c_before, c_after, ref.ref, ref.bound};
     Verdict v = verdict_of(out.stats);

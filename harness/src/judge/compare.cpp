@@ -32,7 +32,7 @@ double ulp_distance(DType t, double x, double y) {
 }
 
 CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
-                     const double* bound) {
+                     const double* bound, const double* terms) {
   CompareStats s;
   const int size = dtype_bytes(g.dtype);
   const double exact_limit = std::ldexp(1.0, tol.exact_bits);
@@ -60,6 +60,7 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
         ok = got == expected;
       } else {
         allowed = tol.scale * tol.u_eff * bound[i] + ulp_of(tol.out, std::max(std::fabs(expected), std::fabs(got)));
+        if (terms) allowed += tol.scale * tol.u_epilogue * terms[i];
         ok = std::fabs(got - expected) <= allowed;
       }
       const double ulps = ulp_distance(tol.out, got, expected);

@@ -14,6 +14,7 @@ struct Tolerance {
   DType out = DType::f32;
   double u_eff = 0;        // effective unit roundoff of the whole computation
   double scale = 2;        // T: safety factor over the bound
+  double u_epilogue = 0;   // one rounding of the epilogue's terms in the output type
   bool exact = false;      // exact values: elements whose bound fits exact_bits must match bit for bit
   int exact_bits = 0;
   bool poisoned = false;   // the output was poisoned before the call (no C0 to read)
@@ -38,10 +39,11 @@ double ulp_distance(DType t, double x, double y);
 // Spacing of t around |x| (the subnormal spacing below the smallest normal).
 double ulp_of(DType t, double x);
 
-// `out` points at the output's data start (its geometry g); ref and bound are
-// g.rows * g.cols doubles, row-major.
+// `out` points at the output's data start (its geometry g); ref, bound and
+// terms (the size of the epilogue's terms, may be null when u_epilogue is 0)
+// are g.rows * g.cols doubles, row-major.
 CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
-                     const double* bound);
+                     const double* bound, const double* terms = nullptr);
 // pass, unwritten_output, nan_mismatch or mismatch.
 Verdict verdict_of(const CompareStats& s);
 

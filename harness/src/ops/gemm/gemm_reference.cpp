@@ -14,11 +14,13 @@ ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, c
   ReferenceResult r;
   r.ref.resize(size_t(c.m * c.n));
   r.bound.resize(size_t(c.m * c.n));
+  r.terms.resize(size_t(c.m * c.n));
+  const reference::GemmResult out{r.ref.data(), r.bound.data(), r.terms.data()};
   if (backend.kind() == BackendKind::cuda) {
     auto& cuda = static_cast<CudaBackend&>(backend);
-    reference::gemm_cublas(cuda.cublas(), cuda.stream(), op, r.ref.data(), r.bound.data());
+    reference::gemm_cublas(cuda.cublas(), cuda.stream(), op, out);
   } else {
-    reference::gemm_eigen(op, r.ref.data(), r.bound.data());
+    reference::gemm_eigen(op, out);
   }
   return r;
 }

@@ -9,7 +9,7 @@
 namespace assay::gemm {
 
 struct ReferenceResult {
-  std::vector<double> ref, bound;  // m*n each, row-major
+  std::vector<double> ref, bound, terms;  // m*n each, row-major (reference/gemm_operands.h)
 };
 
 // a, b, c0 point at the operands' data starts in the backend's memory; c0 is

@@ -21,12 +21,12 @@ Tolerance tolerance(const Case& c, Compute compute, double scale, uint64_t poiso
   // f16/bf16): each factor of a product carries one rounding.
   const int in_bits = std::max(mantissa_bits(c.a_type), mantissa_bits(c.b_type));
   if (round_bits < in_bits) u += 2.0 * std::ldexp(1.0, -round_bits);
+  t.u_eff = u;
   // An epilogue in the output's precision: cuBLAS 13.1 on the H200 rounds
   // alpha*A*B to an f16/bf16 output before adding beta*C0 (measured; see
-  // docs/tolerance.md). One rounding of each term in the output type.
+  // docs/tolerance.md). One rounding of each term, relative to its size.
   const int out_bits = mantissa_bits(c.c_type);
-  if (c.beta != 0.0 && out_bits < acc_bits) u += std::ldexp(1.0, -out_bits);
-  t.u_eff = u;
+  if (out_bits < acc_bits) t.u_epilogue = std::ldexp(1.0, -out_bits);
   // Exact results: integer inputs and scalars; the sum is exact while every
   // partial sum fits the narrower of the output and the accumulator.
   auto integral = [](double x) { return x == std::trunc(x) && std::fabs(x) <= 2; };
