@@ -82,6 +82,12 @@ template <class T> __global__ void scale_c(Mat C, double beta) {
     }
 }
 
+// No TF32, and every reduction in the compute type: by default cuBLAS may
+// reduce split-k partial sums of f16/bf16 GEMMs in the output type, which
+// breaks the `compute: f32` claim (seen on the H200: bf16, k = 841, errors
+// of several output ulps where the result cancels).
+const auto kMath = cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+
 cublasHandle_t handle() {  // one per process, created on first use
   static cublasHandle_t h = nullptr;
   if (!h && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) h = nullptr;
@@ -105,7 +111,7 @@ template <class T> int run(const assay_call* call, DLDataType dt, cudaDataType c
   cublasHandle_t h = handle();
   if (!h || cublasSetStream(h, stream) != CUBLAS_STATUS_SUCCESS ||
       cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST) != CUBLAS_STATUS_SUCCESS ||
-      cublasSetMathMode(h, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)  // no TF32
+      cublasSetMathMode(h, kMath) != CUBLAS_STATUS_SUCCESS)
     return 3;
   const float alpha = float(call->scalars[0]), beta = float(call->scalars[1]);
   cublasStatus_t s;
