@@ -19,6 +19,7 @@ namespace assay {
 struct Buffer {  // an allocation in the backend's memory (device or host address)
   std::byte* data = nullptr;
   size_t bytes = 0;
+  int fd = -1;  // host: the memfd behind it, so a worker process can map it too
 };
 
 class Backend {
@@ -46,6 +47,10 @@ class Backend {
   // Offset of the first byte where two same-sized buffers differ, computed
   // where the data lives (inputs can be many GiB: no download for the check).
   virtual std::optional<size_t> first_difference(Buffer x, Buffer y) = 0;
+
+  // The allocation that contains p, for sharing it with a worker process;
+  // nullopt if p is not inside one of this backend's live buffers.
+  virtual std::optional<Buffer> owner_of(const void* p) const = 0;
 
   // Waits for all queued work. Returns "" or the error the device reported
   // (for CUDA: the first error, sticky or not, since the last call).

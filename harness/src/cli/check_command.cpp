@@ -26,6 +26,8 @@ struct CheckArgs {
   double tolerance_scale = 0;
   std::string json, junit, out_dir = "assay-out", cache_dir;
   bool expect = false, quiet = false;
+  std::string isolation = "worker";
+  double timeout = 0;
 };
 
 std::vector<fs::path> collect_specs(const std::vector<std::string>& paths) {
@@ -75,6 +77,8 @@ int run_check(const CheckArgs& a) {
   if (a.tolerance_scale > 0) opt.tolerance_scale = a.tolerance_scale;
   opt.out_dir = a.out_dir;
   opt.loader.cache_dir = a.cache_dir;
+  opt.isolation = a.isolation == "in-process" ? Isolation::in_process : Isolation::worker;
+  opt.timeout_s = a.timeout;
 
   ReporterSet reporters;
   reporters.add(make_console_reporter(a.expect, a.quiet));
@@ -131,6 +135,11 @@ Command add_check(CLI::App& app) {
   c->add_option("--junit", args->junit, "write a JUnit XML report");
   c->add_option("--out", args->out_dir, "folder for failing case files (default assay-out)");
   c->add_option("--cache-dir", args->cache_dir, "compiled-kernel cache (default ~/.cache/assay)");
+  c->add_option("--isolation", args->isolation,
+                 "worker (default: host candidates run in a separate process) | in-process (faster, unguarded)")
+      ->check(CLI::IsMember({"worker", "in-process"}));
+  c->add_option("--timeout", args->timeout, "seconds one call may take before it is a hang (default: scaled)")
+      ->check(CLI::PositiveNumber);
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
   return [args] { return run_check(*args); };

@@ -34,8 +34,10 @@ constexpr std::array<std::pair<Recipe, std::string_view>, 4> recipes{
     {{Recipe::ints, "ints"}, {Recipe::uniform, "uniform"}, {Recipe::mixed, "mixed"}, {Recipe::specials, "specials"}}};
 constexpr std::array<std::pair<BackendKind, std::string_view>, 2> backends{
     {{BackendKind::cuda, "cuda"}, {BackendKind::host, "host"}}};
-constexpr std::array<std::pair<Verdict, std::string_view>, 12> verdicts{{
+constexpr std::array<std::pair<Verdict, std::string_view>, 14> verdicts{{
     {Verdict::pass, "pass"},
+    {Verdict::crash, "crash"},
+    {Verdict::hang, "hang"},
     {Verdict::cuda_error, "cuda_error"},
     {Verdict::kernel_error, "kernel_error"},
     {Verdict::out_of_bounds_write, "out_of_bounds_write"},

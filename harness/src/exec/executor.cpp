@@ -113,7 +113,10 @@ class CaseRun {
     for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
     GuardedTensor* views[3] = {t_[0].get(), t_[1].get(), t_[2].get()};
     CallFrame frame(be_, c_, views);
-    RunStatus status = runner_.run(frame.call);
+    const double timeout = opt_.timeout_s > 0 ? opt_.timeout_s : gemm::default_timeout(c_, be_.kind());
+    RunStatus status = runner_.run(frame.call, timeout);
+    if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
+    if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
     std::string device_error = be_.synchronize();
     if (!device_error.empty()) return fail(out, call, Verdict::cuda_error, device_error);
     if (!status.failure.empty()) return fail(out, call, Verdict::kernel_error, status.failure);

@@ -19,6 +19,7 @@ struct ExecOptions {
   double tolerance_scale = 2.0;
   bool deterministic = true;
   bool keep_tensors = false;  // fill CaseOutcome::tensors (for `assay repro --dump`)
+  double timeout_s = 0;       // per call; 0: scaled with the case's size (gemm::default_timeout)
 };
 
 // Host copies of call 1's tensors, for dumping: A, B and C0 as the kernel saw

@@ -20,10 +20,11 @@ struct LoadedKernel {
 struct LoaderOptions {
   std::string cuda_arch = "sm_90";    // for the GPU present
   std::filesystem::path cache_dir;    // empty: $ASSAY_CACHE_DIR, else ~/.cache/assay
+  bool open = true;  // dlopen here; false when a worker process will load it instead
 };
 
 // Throws InputError with the compiler's output verbatim when compilation
-// fails, or when the entry symbol is missing.
+// fails, or (when opened here) when the entry symbol is missing.
 LoadedKernel load_kernel(const Spec& spec, const LoaderOptions& opt);
 
 // Folder holding assay/abi.h and dlpack/dlpack.h for candidates.

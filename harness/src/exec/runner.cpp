@@ -4,13 +4,13 @@
 
 namespace assay {
 
-RunStatus InProcessRunner::run(const assay_call& call) {
+RunStatus InProcessRunner::run(const assay_call& call, double) {
   try {
-    return RunStatus{fn_(&call), {}};
+    return RunStatus{RunEnd::returned, fn_(&call), {}};
   } catch (const std::exception& e) {
-    return RunStatus{-1, std::string("exception escaped assay_run: ") + e.what()};
+    return RunStatus{RunEnd::returned, -1, std::string("exception escaped assay_run: ") + e.what()};
   } catch (...) {
-    return RunStatus{-1, "unknown exception escaped assay_run"};
+    return RunStatus{RunEnd::returned, -1, "unknown exception escaped assay_run"};
   }
 }
 

@@ -1,5 +1,7 @@
-// The one place a candidate is called. In process for now; issue #3 adds a
-// worker-process runner behind the same interface.
+// The one place a candidate is called. InProcessRunner calls it directly
+// (fast, but a crash takes the harness down); WorkerRunner calls it in a
+// separate process that maps the case's buffers (crashes and hangs become
+// verdicts). The executor does not care which.
 #pragma once
 #include <string>
 
@@ -7,21 +9,26 @@
 
 namespace assay {
 
+enum class RunEnd { returned, crashed, timed_out };
+
 struct RunStatus {
-  int code = 0;         // assay_run's return value
-  std::string failure;  // set when the call itself blew up (exception escaped)
+  RunEnd end = RunEnd::returned;
+  int code = 0;         // assay_run's return value, when it returned
+  std::string failure;  // what went wrong when it did not return normally
 };
 
 class Runner {
  public:
   virtual ~Runner() = default;
-  virtual RunStatus run(const assay_call& call) = 0;
+  // timeout_s: how long the call may take before it counts as a hang
+  // (only a runner with its own process can enforce it).
+  virtual RunStatus run(const assay_call& call, double timeout_s) = 0;
 };
 
 class InProcessRunner final : public Runner {
  public:
   explicit InProcessRunner(assay_run_fn fn) : fn_(fn) {}
-  RunStatus run(const assay_call& call) override;
+  RunStatus run(const assay_call& call, double timeout_s) override;
 
  private:
   assay_run_fn fn_;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "exec/worker_runner.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_tolerance.h"
 
@@ -33,6 +34,18 @@ fs::path save_case(const fs::path& dir, const Spec& spec, const Case& c, const C
   return file;
 }
 
+std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const LoadedKernel& kernel, bool isolate,
+                                    const fs::path& log_dir) {
+  if (!isolate) return std::make_unique<InProcessRunner>(kernel.run);
+  fs::create_directories(log_dir);
+  WorkerOptions wo;
+  wo.library = kernel.library, wo.entry = spec.entry, wo.log_file = log_dir / "worker.log";
+  auto worker = std::make_unique<WorkerRunner>(backend, wo);
+  if (std::string why = worker->warm_up(); !why.empty())
+    throw InputError(fmt::format("{}: the kernel cannot be loaded: {}", spec.file.string(), why));
+  return worker;
+}
+
 KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter) {
   KernelReport report;
   report.name = spec.name;
@@ -43,9 +56,15 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   reporter.kernel_started(report);
 
+  const bool isolate = opt.isolation == Isolation::worker && spec.backend == BackendKind::host;
+  report.isolation = isolate ? "worker" : "in-process";
   LoadedKernel kernel;
+  std::unique_ptr<Runner> runner;
   try {
-    kernel = load_kernel(spec, opt.loader);
+    LoaderOptions lo = opt.loader;
+    lo.open = !isolate;
+    kernel = load_kernel(spec, lo);
+    runner = make_runner(spec, backend, kernel, isolate, opt.out_dir / spec.name);
   } catch (const InputError& e) {
     report.setup_error = e.what(), report.setup_exit = exit_bad_input;
   } catch (const InfraError& e) {
@@ -56,8 +75,8 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     reporter.kernel_done(report);
     return report;
   }
-  InProcessRunner runner(kernel.run);
-  ExecOptions exec{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false};
+  ExecOptions exec{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false,
+                   opt.timeout_s};
   const CaseLimits limits = limits_for(backend);
   const bool host = backend.kind() == BackendKind::host;
   const gemm::GenLimits gen{host ? 160 : 2048, host ? double(1 << 20) : double(1 << 30)};
@@ -80,7 +99,7 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       ++report.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend.kind()), c->origin)];
       continue;
     }
-    CaseOutcome outcome = run_case(backend, runner, *c, exec);
+    CaseOutcome outcome = run_case(backend, *runner, *c, exec);
     ++report.cases_run;
     if (outcome.verdict == Verdict::pass) {
       ++report.cases_passed;

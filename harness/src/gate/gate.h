@@ -6,12 +6,17 @@
 
 #include "backend/backend.h"
 #include "exec/loader.h"
+#include "exec/runner.h"
 #include "report/reporter.h"
 #include "spec/spec.h"
 
 namespace assay {
 
+enum class Isolation { worker, in_process };
+
 struct GateOptions {
+  Isolation isolation = Isolation::worker;  // host kernels; cuda ones run in process for now
+  double timeout_s = 0;                     // per call; 0: scaled with the case's size
   uint64_t seed = 1;
   std::optional<int64_t> max_cases;  // default: the sweep plus kDefaultRandomCases
   double budget_seconds = 60;        // per kernel

@@ -8,6 +8,8 @@ namespace assay {
 
 enum class Verdict {
   pass,
+  crash,                // the candidate's process died (signal, abort, exit, sticky CUDA error)
+  hang,                 // the call did not finish within its timeout
   cuda_error,           // a CUDA call or launch failed during the candidate's call
   kernel_error,         // assay_run returned an error code
   out_of_bounds_write,  // a guard zone or padding between rows changed
@@ -24,7 +26,7 @@ enum class Verdict {
 std::string_view name(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view s);
 inline constexpr Verdict all_verdicts[] = {
-    Verdict::pass, Verdict::cuda_error, Verdict::kernel_error, Verdict::out_of_bounds_write,
+    Verdict::pass, Verdict::crash, Verdict::hang, Verdict::cuda_error, Verdict::kernel_error, Verdict::out_of_bounds_write,
     Verdict::input_modified, Verdict::rejected, Verdict::unwritten_output, Verdict::stale_result,
     Verdict::cached_result, Verdict::nan_mismatch, Verdict::mismatch, Verdict::nondeterministic};
 

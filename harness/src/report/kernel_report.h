@@ -24,6 +24,7 @@ struct KernelReport {
   std::filesystem::path spec_file;
   std::string backend;
   std::string expect;          // empty: none declared
+  std::string isolation;       // "worker" or "in-process"
   std::string setup_error;     // spec, compile or machine problem: no cases ran
   int setup_exit = 0;          // its exit code (2 bad input, 3 infrastructure)
   int64_t cases_run = 0, cases_passed = 0, cases_skipped = 0;

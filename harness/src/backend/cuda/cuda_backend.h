@@ -24,6 +24,8 @@ class CudaBackend final : public Backend {
   void copy(Buffer dst, Buffer src) override;
   std::optional<size_t> first_difference(Buffer x, Buffer y) override;
   std::string synchronize() override;
+  // Out-of-process cuda runs (CUDA IPC) are not built yet: nothing is shared.
+  std::optional<Buffer> owner_of(const void*) const override { return std::nullopt; }
 
   cublasContext* cublas();  // the reference's handle, bound to stream()
 

@@ -1,8 +1,11 @@
 #include "backend/host/host_backend.h"
 
-#include <cstdlib>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <new>
 
 #include <fmt/format.h>
 
@@ -13,16 +16,44 @@ namespace assay {
 // The host runs CI's cases on 2 cores and 24 GiB: keep one case well inside that.
 size_t HostBackend::memory_budget() const { return size_t(2) << 30; }
 
+// Every buffer is a memfd mapped shared, so the worker process that runs an
+// untrusted candidate maps the same pages (issue #3) and nothing else.
 Buffer HostBackend::allocate(size_t bytes) {
-  size_t rounded = (bytes + 255) / 256 * 256;
-  void* p = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
-  if (!p) throw InfraError(fmt::format("host allocation of {} bytes failed", bytes));
-  return Buffer{static_cast<std::byte*>(p), bytes};
+  size_t rounded = std::max<size_t>((bytes + 4095) / 4096 * 4096, 4096);
+  int fd = memfd_create("assay-buffer", MFD_CLOEXEC);
+  if (fd < 0) throw InfraError(fmt::format("memfd_create: {}", std::strerror(errno)));
+  if (ftruncate(fd, off_t(rounded)) != 0) {
+    int e = errno;
+    close(fd);
+    throw InfraError(fmt::format("host buffer of {} bytes: {}", bytes, std::strerror(e)));
+  }
+  void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    int e = errno;
+    close(fd);
+    throw InfraError(fmt::format("mmap of {} bytes: {}", bytes, std::strerror(e)));
+  }
+  Buffer b{static_cast<std::byte*>(p), bytes, fd};
+  live_[b.data] = b;
+  return b;
 }
 
 void HostBackend::release(Buffer& b) {
-  std::free(b.data);
+  if (b.data) {
+    live_.erase(b.data);
+    munmap(b.data, std::max<size_t>((b.bytes + 4095) / 4096 * 4096, 4096));
+    close(b.fd);
+  }
   b = {};
+}
+
+std::optional<Buffer> HostBackend::owner_of(const void* p) const {
+  auto q = static_cast<const std::byte*>(p);
+  auto it = live_.upper_bound(q);
+  if (it == live_.begin()) return std::nullopt;
+  --it;
+  if (q >= it->second.data + std::max<size_t>(it->second.bytes, 1)) return std::nullopt;
+  return it->second;
 }
 
 void HostBackend::fill_pattern(Buffer b, uint64_t pattern, int width) {

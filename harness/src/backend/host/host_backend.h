@@ -2,6 +2,8 @@
 // It is the embedded default where no GPU is present, and makes every part of
 // the pipeline testable in CI.
 #pragma once
+#include <map>
+
 #include "backend/backend.h"
 
 namespace assay {
@@ -21,6 +23,10 @@ class HostBackend final : public Backend {
   void copy(Buffer dst, Buffer src) override;
   std::optional<size_t> first_difference(Buffer x, Buffer y) override;
   std::string synchronize() override { return {}; }
+  std::optional<Buffer> owner_of(const void* p) const override;
+
+ private:
+  std::map<const std::byte*, Buffer> live_;  // by start address
 };
 
 }  // namespace assay

@@ -12,6 +12,11 @@ std::array<TensorGeom, 3> tensors(const Case& c) {
   return {geom(c.a_type, c.m, c.k, c.a), geom(c.b_type, c.k, c.n, c.b), geom(c.c_type, c.m, c.n, c.c)};
 }
 
+double default_timeout(const Case& c, BackendKind backend) {
+  const double work = 2.0 * double(c.m) * double(c.n) * double(c.k);
+  return 10.0 + work / (backend == BackendKind::host ? 5e7 : 1e10);
+}
+
 RecipeParams recipe_params(const Case& c, Operand which) {
   RecipeParams p;
   p.recipe = c.recipe;

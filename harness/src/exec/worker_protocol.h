@@ -1,0 +1,43 @@
+// The messages between the harness and its worker process, sent over a
+// SOCK_SEQPACKET socket pair: fixed-size plain structs (one message each),
+// with the buffers' memfds passed alongside as SCM_RIGHTS.
+#pragma once
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace assay::wire {
+
+inline constexpr int kMaxTensors = 4, kMaxScalars = 8, kMaxDims = 4;
+
+struct Tensor {
+  int32_t ndim = 0;
+  int64_t shape[kMaxDims] = {};
+  int64_t strides[kMaxDims] = {};
+  uint8_t has_strides = 0, code = 0, bits = 0;
+  uint16_t lanes = 1;
+  uint64_t byte_offset = 0;
+  int32_t buffer = 0;        // index into CallRequest::buffer_bytes / the passed fds
+  uint64_t data_offset = 0;  // DLTensor.data minus the buffer's start
+};
+
+struct CallRequest {
+  char op[16] = {};
+  int32_t num_inputs = 0, num_outputs = 0, num_scalars = 0, num_buffers = 0;
+  double scalars[kMaxScalars] = {};
+  Tensor tensors[kMaxTensors];  // inputs, then outputs
+  uint64_t buffer_bytes[kMaxTensors] = {};
+};
+
+struct Reply {  // also the worker's first message: ready (code 0) or why not
+  int32_t code = 0;
+  char message[1024] = {};
+};
+
+// Both return false on any failure (peer gone, short message).
+bool send_message(int sock, const void* data, size_t len, const int* fds, int nfds);
+// Receives one message of exactly `len` bytes and up to max_fds descriptors.
+bool recv_message(int sock, void* data, size_t len, int* fds, int max_fds, int* nfds);
+
+}  // namespace assay::wire

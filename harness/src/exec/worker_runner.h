@@ -1,0 +1,49 @@
+// Runs the candidate in an assay-worker process (issue #3). The harness keeps
+// every buffer, guard and reference; the worker maps the case's buffers, calls
+// assay_run and answers. A worker that dies is reported as a crash, one that
+// overruns its timeout is killed and reported as a hang; the next call starts
+// a fresh worker.
+#pragma once
+#include <sys/types.h>
+
+#include <filesystem>
+
+#include "backend/backend.h"
+#include "exec/runner.h"
+
+namespace assay {
+
+struct WorkerOptions {
+  std::filesystem::path library;  // the compiled candidate
+  std::string entry = "assay_run";
+  size_t memory_limit = size_t(16) << 30;  // address space of the worker (RLIMIT_AS)
+  double cpu_limit_s = 3600;               // RLIMIT_CPU, a backstop behind the timeout
+  std::filesystem::path log_file;          // the worker's stdout and stderr; empty: /dev/null
+};
+
+class WorkerRunner final : public Runner {
+ public:
+  // Only host buffers can be shared so far (CUDA IPC is issue #3's GPU half).
+  WorkerRunner(Backend& backend, WorkerOptions opt);
+  ~WorkerRunner() override;
+  RunStatus run(const assay_call& call, double timeout_s) override;
+  // Starts the worker now; "" or why the kernel cannot be loaded there.
+  std::string warm_up() { return pid_ >= 0 ? std::string{} : start(); }
+  int workers_started() const { return started_; }
+
+ private:
+  std::string start();  // "" or why the worker could not start
+  void stop();
+  RunStatus reap(const char* during);  // the worker died: how?
+
+  Backend& backend_;
+  WorkerOptions opt_;
+  pid_t pid_ = -1;
+  int sock_ = -1;
+  int started_ = 0;
+};
+
+// assay-worker next to the running executable (or $ASSAY_WORKER).
+std::filesystem::path worker_executable();
+
+}  // namespace assay
