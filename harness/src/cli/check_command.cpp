@@ -11,6 +11,9 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "gate/gate.h"
+#include "gate/journal.h"
+
+#include <nlohmann/json.hpp>
 
 namespace assay::cli {
 namespace fs = std::filesystem;
@@ -28,7 +31,12 @@ struct CheckArgs {
   bool expect = false, quiet = false;
   std::string isolation = "worker";
   double timeout = 0;
+  std::string resume;  // folder of an interrupted run
 };
+
+// The journal keeps the run's options so that --resume needs nothing else.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
+                                   junit, out_dir, cache_dir, expect, quiet, isolation, timeout)
 
 std::vector<fs::path> collect_specs(const std::vector<std::string>& paths) {
   std::vector<fs::path> specs;
@@ -61,7 +69,23 @@ int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
   return code;
 }
 
-int run_check(const CheckArgs& a) {
+int run_check(CheckArgs a) {
+  std::optional<ResumeState> resume;
+  if (!a.resume.empty()) {
+    const std::string dir = a.resume;
+    resume = Journal::read(dir);
+    try {
+      a = resume->args.get<CheckArgs>();
+      a.out_dir = dir;  // the folder may have moved since
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}: unreadable run options: {}", Journal::file_in(a.resume).string(), e.what()));
+    }
+    size_t done = 0, in_flight = 0;
+    for (auto& [spec, cases] : resume->finished) done += cases.size();
+    for (auto& [spec, cases] : resume->in_flight) in_flight += cases.size();
+    if (!a.quiet) fmt::print("resuming {}: {} cases finished, {} in flight (run again)\n", a.out_dir, done, in_flight);
+  }
+  Journal journal(a.out_dir, a, resume.has_value());
   std::optional<BackendKind> only;
   if (a.backend == "auto") only = cuda_available() ? BackendKind::cuda : BackendKind::host;
   else if (a.backend == "cuda") only = BackendKind::cuda;
@@ -79,6 +103,8 @@ int run_check(const CheckArgs& a) {
   opt.loader.cache_dir = a.cache_dir;
   opt.isolation = a.isolation == "in-process" ? Isolation::in_process : Isolation::worker;
   opt.timeout_s = a.timeout;
+  opt.journal = &journal;
+  if (resume) opt.resume = &*resume;
 
   ReporterSet reporters;
   reporters.add(make_console_reporter(a.expect, a.quiet));
@@ -142,7 +168,13 @@ Command add_check(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
-  return [args] { return run_check(*args); };
+  c->add_option("--resume", args->resume, "continue the interrupted run whose output folder this is")
+      ->check(CLI::ExistingDirectory);
+  c->get_option("specs")->required(false);
+  return [args] {
+    if (args->paths.empty() && args->resume.empty()) throw InputError("check: give spec files or folders, or --resume DIR");
+    return run_check(*args);
+  };
 }
 
 }  // namespace assay::cli

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "exec/worker_runner.h"
+#include "gate/journal.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_tolerance.h"
 
@@ -61,6 +62,10 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   LoadedKernel kernel;
   std::unique_ptr<Runner> runner;
   try {
+    if (!isolate && (spec.expect == "crash" || spec.expect == "hang"))
+      throw InputError(fmt::format("{}: a kernel expected to {} must run in a worker process, which {} kernels "
+                                   "cannot do yet (--isolation worker is for host kernels)",
+                                   spec.file.string(), spec.expect, name(spec.backend)));
     LoaderOptions lo = opt.loader;
     lo.open = !isolate;
     kernel = load_kernel(spec, lo);
@@ -84,8 +89,22 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   const int64_t max_cases = opt.max_cases.value_or(int64_t(sweep.size()) + kDefaultRandomCases);
   const fs::path case_dir = opt.out_dir / spec.name;
 
+  const std::string spec_key = spec.file.string();
+  const std::map<int64_t, FinishedCase>* done = nullptr;
+  if (opt.resume) {
+    auto it = opt.resume->finished.find(spec_key);
+    if (it != opt.resume->finished.end()) done = &it->second;
+  }
   for (int64_t i = 0; i < max_cases; ++i) {
     if (elapsed() > opt.budget_seconds || int(report.failures.size()) >= opt.max_failures) break;
+    if (done && done->count(i)) {  // finished before the interruption: take its result as it was
+      const FinishedCase& f = done->at(i);
+      ++report.cases_run;
+      if (f.verdict == Verdict::pass) ++report.cases_passed;
+      else report.failures.push_back({f.c, CaseOutcome{f.verdict, f.call, f.detail}, f.case_file,
+                                      "assay repro " + f.case_file.string()});
+      continue;
+    }
     std::optional<Case> c = i < int64_t(sweep.size()) ? std::optional<Case>(sweep[i])
                                                       : gemm::random_case(spec, opt.seed, uint64_t(i), gen);
     if (!c) {
@@ -99,13 +118,16 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       ++report.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend.kind()), c->origin)];
       continue;
     }
+    if (opt.journal) opt.journal->case_started(spec_key, i, *c);
     CaseOutcome outcome = run_case(backend, *runner, *c, exec);
     ++report.cases_run;
+    fs::path file;
+    if (outcome.verdict != Verdict::pass) file = save_case(case_dir, spec, *c, outcome, i);
+    if (opt.journal) opt.journal->case_finished(spec_key, i, outcome, file);
     if (outcome.verdict == Verdict::pass) {
       ++report.cases_passed;
       report.worst_pass_ratio = std::max(report.worst_pass_ratio, outcome.stats.max_ratio);
     } else {
-      fs::path file = save_case(case_dir, spec, *c, outcome, i);
       report.failures.push_back({*c, outcome, file, "assay repro " + file.string()});
       if (outcome.verdict == Verdict::cuda_error) break;  // the context may be poisoned (issue #3 isolates it)
     }

@@ -24,6 +24,8 @@ struct GateOptions {
   std::optional<double> tolerance_scale;
   std::filesystem::path out_dir = "assay-out";
   LoaderOptions loader;
+  class Journal* journal = nullptr;             // record every case before and after it runs
+  const struct ResumeState* resume = nullptr;   // cases an interrupted run already finished
 };
 
 inline constexpr int64_t kDefaultRandomCases = 200;

@@ -14,7 +14,7 @@ std::array<TensorGeom, 3> tensors(const Case& c) {
 
 double default_timeout(const Case& c, BackendKind backend) {
   const double work = 2.0 * double(c.m) * double(c.n) * double(c.k);
-  return 10.0 + work / (backend == BackendKind::host ? 5e7 : 1e10);
+  return 5.0 + work / (backend == BackendKind::host ? 5e7 : 1e10);
 }
 
 RecipeParams recipe_params(const Case& c, Operand which) {

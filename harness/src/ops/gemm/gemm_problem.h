@@ -18,7 +18,7 @@ std::array<TensorGeom, 3> tensors(const Case& c);
 // Whether C holds values the kernel must read (beta != 0) or poison.
 inline bool reads_c0(const Case& c) { return c.beta != 0.0; }
 // How long one call may take before it counts as a hang: generous for a naive
-// kernel (host: ~50 MFLOP/s, GPU: ~10 GFLOP/s) plus a fixed allowance.
+// kernel (host: ~50 MFLOP/s, GPU: ~10 GFLOP/s) plus 5 s.
 double default_timeout(const Case& c, BackendKind backend);
 // Value parameters of one operand, sized so results stay representable.
 RecipeParams recipe_params(const Case& c, Operand which);

@@ -1,0 +1,123 @@
+// Out-of-process runs: whatever a candidate does in its own process (crash,
+// exit, hang, scribble) becomes a verdict, and the run goes on.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "backend/backend.h"
+#include "exec/executor.h"
+#include "exec/loader.h"
+#include "exec/worker_runner.h"
+#include "ops/gemm/gemm_generator.h"
+
+using namespace assay;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A correct naive f32 GEMM body; each test kernel misbehaves around it.
+const char* kGemm = R"(
+#include <assay/abi.h>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+static void gemm(const assay_call* c) {
+  const DLTensor &A = c->inputs[0], &B = c->inputs[1], &C = c->outputs[0];
+  auto at = [](const DLTensor& t, long r, long k) {
+    return (float*)((char*)t.data + t.byte_offset) + r * t.strides[0] + k * t.strides[1];
+  };
+  for (long i = 0; i < C.shape[0]; ++i)
+    for (long j = 0; j < C.shape[1]; ++j) {
+      float acc = 0;
+      for (long p = 0; p < A.shape[1]; ++p) acc += *at(A, i, p) * *at(B, p, j);
+      float v = float(c->scalars[0]) * acc;
+      if (c->scalars[1] != 0) v += float(c->scalars[1]) * *at(C, i, j);
+      *at(C, i, j) = v;
+    }
+}
+)";
+
+struct Kernel {
+  std::unique_ptr<Backend> backend = make_backend(BackendKind::host);
+  std::unique_ptr<WorkerRunner> runner;
+  Spec spec;
+
+  explicit Kernel(const std::string& name, const std::string& body) {
+    fs::path dir = fs::temp_directory_path() / "assay-test-worker";
+    fs::create_directories(dir);
+    spec.name = name;
+    spec.file = dir / (name + ".yaml");
+    spec.source = dir / (name + ".cpp");
+    std::ofstream(spec.source) << kGemm << "extern \"C\" int assay_run(const assay_call* c) {\n" << body << "\n}\n";
+    LoaderOptions lo;
+    lo.open = false;
+    lo.cache_dir = dir / "cache";
+    WorkerOptions wo;
+    wo.library = load_kernel(spec, lo).library;
+    runner = std::make_unique<WorkerRunner>(*backend, wo);
+  }
+  CaseOutcome run(int64_t m) {
+    Case c;
+    c.m = m, c.n = 6, c.k = 5;
+    c.a = gemm::make_layout(c.m, c.k, false), c.b = gemm::make_layout(c.k, c.n, false);
+    c.c = gemm::make_layout(c.m, c.n, false);
+    c.seed = 11;
+    ExecOptions opt;
+    opt.timeout_s = 1.0;
+    return run_case(*backend, *runner, c, opt);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a correct kernel passes out of process", "[worker]") {
+  Kernel k("worker_ok", "gemm(c); return 0;");
+  CHECK(k.run(7).verdict == Verdict::pass);
+  CHECK(k.runner->workers_started() == 1);  // one worker serves every call
+}
+
+TEST_CASE("a segfault in the launcher is a crash, and the next case gets a fresh worker", "[worker]") {
+  Kernel k("worker_segv", "if (c->outputs[0].shape[0] == 7) *(volatile int*)nullptr = 1; gemm(c); return 0;");
+  CaseOutcome crashed = k.run(7);
+  CHECK(crashed.verdict == Verdict::crash);
+  CHECK(crashed.detail.find("SIGSEGV") != std::string::npos);
+  CaseOutcome next = k.run(5);
+  CHECK(next.verdict == Verdict::pass);
+  CHECK(k.runner->workers_started() == 2);
+}
+
+TEST_CASE("exit(0) and abort() inside assay_run are crashes, not passes", "[worker]") {
+  Kernel quits("worker_exit", "gemm(c); std::exit(0);");
+  CaseOutcome e = quits.run(4);
+  CHECK(e.verdict == Verdict::crash);
+  CHECK(e.detail.find("exited with status 0") != std::string::npos);
+  Kernel aborts("worker_abort", "std::abort();");
+  CaseOutcome a = aborts.run(4);
+  CHECK(a.verdict == Verdict::crash);
+  CHECK(a.detail.find("SIGABRT") != std::string::npos);
+}
+
+TEST_CASE("a call that never returns is a hang; the worker is killed and replaced", "[worker]") {
+  Kernel k("worker_hang", "if (c->outputs[0].shape[0] == 3) for (volatile int x = 0;; x = x + 1) {} gemm(c); return 0;");
+  CaseOutcome h = k.run(3);
+  CHECK(h.verdict == Verdict::hang);
+  CHECK(h.seconds < 5);
+  CHECK(k.run(4).verdict == Verdict::pass);
+}
+
+TEST_CASE("scribbling over its own process's memory cannot change a verdict", "[worker]") {
+  // Correct result, then garbage over a large part of the worker's heap.
+  Kernel k("worker_scribble",
+           "gemm(c); char* p = (char*)std::malloc(1 << 20); std::memset(p - 4096, 0x5a, 1 << 20); return 0;");
+  CHECK(k.run(6).verdict == Verdict::pass);
+  Kernel wrong("worker_scribble_wrong", "gemm(c); ((float*)c->outputs[0].data)[0] += 1.0f; "
+                                        "char* p = (char*)std::malloc(1 << 20); std::memset(p, 0, 1 << 20); return 0;");
+  CHECK(wrong.run(6).verdict == Verdict::mismatch);
+}
+
+TEST_CASE("the worker inherits no file descriptor but its socket", "[worker]") {
+  // Fails (kernel_error) when any descriptor above 3 is open in the worker.
+  Kernel k("worker_fds",
+           "for (int fd = 4; fd < 1024; ++fd) if (fcntl(fd, F_GETFD) != -1 && fd > 6) return 9; gemm(c); return 0;");
+  CHECK(k.run(5).verdict == Verdict::pass);
+}
