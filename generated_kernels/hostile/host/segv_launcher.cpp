@@ -1,0 +1,70 @@
+// HOSTILE (a launcher that dies by SIGSEGV): naive f32 GEMM, correct while C has
+// at most 64 elements. Above that it takes a "blocked" path that first packs a
+// panel of B into a scratch buffer that was never allocated, i.e. it stores
+// through a null pointer and the process gets SIGSEGV. The pointer is
+// `volatile`, so the compiler cannot prove it null and must emit the store (no
+// trap instruction, no deleted path). A checker that tries only small shapes
+// passes it; a checker that calls candidates in its own process dies with it,
+// and then reports nothing at all for this or any later kernel.
+// Needs the out-of-process worker (issue #3). Expected verdict: crash.
+#include <assay/abi.h>
+
+#include <cstdint>
+
+namespace {
+
+// A 2-D DLTensor: element (r, c) lives at data + byte_offset + (r*rs + c*cs) elements.
+struct Mat {
+  char* base;
+  int64_t rows, cols, rs, cs;
+  explicit Mat(const DLTensor& t)
+      : base(static_cast<char*>(t.data) + t.byte_offset), rows(t.shape[0]), cols(t.shape[1]),
+        rs(t.strides ? t.strides[0] : t.shape[1]), cs(t.strides ? t.strides[1] : 1) {}
+  template <class T> T& at(int64_t r, int64_t c) const { return reinterpret_cast<T*>(base)[r * rs + c * cs]; }
+};
+
+bool same(const DLTensor& t, DLDataType d) {
+  return t.ndim == 2 && t.dtype.code == d.code && t.dtype.bits == d.bits && t.dtype.lanes == 1;
+}
+// True when the call is a GEMM with A and B of type `in` and C of type `out`.
+bool gemm_of(const assay_call* call, DLDataType in, DLDataType out) {
+  return call->num_inputs == 2 && call->num_outputs == 1 && call->num_scalars == 2 &&
+         same(call->inputs[0], in) && same(call->inputs[1], in) && same(call->outputs[0], out);
+}
+
+// The epilogue, BLAS semantics: alpha == 0 skips A*B (0*Inf is not NaN there),
+// beta == 0 never reads C0 (C may hold NaN poison).
+double combine(double ab, double alpha, double beta, const float& c0) {
+  double r = alpha == 0.0 ? 0.0 : alpha * ab;
+  if (beta != 0.0) r += beta * c0;
+  return r;
+}
+
+// Correct naive GEMM: C = alpha*A*B + beta*C0, f32 accumulation in ascending k order.
+void naive_gemm(const Mat& A, const Mat& B, const Mat& C, double alpha, double beta) {
+  for (int64_t i = 0; i < C.rows; ++i)
+    for (int64_t j = 0; j < C.cols; ++j) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < A.cols; ++p) acc += A.at<float>(i, p) * B.at<float>(p, j);
+      C.at<float>(i, j) = float(combine(acc, alpha, beta, C.at<float>(i, j)));
+    }
+}
+
+// BUG: the scratch panel of the blocked path; nothing ever allocates it.
+volatile float* volatile g_panel = nullptr;
+
+}  // namespace
+
+int assay_run(const assay_call* call) {
+  const DLDataType f32{kDLFloat, 32, 1};
+  if (!gemm_of(call, f32, f32)) return ASSAY_UNSUPPORTED;
+  const Mat A(call->inputs[0]), B(call->inputs[1]), C(call->outputs[0]);
+  const double alpha = call->scalars[0], beta = call->scalars[1];
+  if (C.rows * C.cols > 64) {  // the "blocked" path for larger outputs
+    volatile float* panel = g_panel;  // a volatile read: the compiler cannot know it is null
+    panel[0] = 0.0f;                  // the panel's zero row: SIGSEGV
+    for (int64_t p = 0; p < B.rows; ++p) panel[1 + p] = B.at<float>(p, 0);
+  }
+  naive_gemm(A, B, C, alpha, beta);
+  return ASSAY_OK;
+}
