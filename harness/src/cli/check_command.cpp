@@ -72,11 +72,13 @@ int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
 int run_check(CheckArgs a) {
   std::optional<ResumeState> resume;
   if (!a.resume.empty()) {
-    const std::string dir = a.resume;
+    const std::string dir = a.resume, json = a.json, junit = a.junit;
     resume = Journal::read(dir);
     try {
       a = resume->args.get<CheckArgs>();
       a.out_dir = dir;  // the folder may have moved since
+      if (!json.empty()) a.json = json;  // reports may go elsewhere this time
+      if (!junit.empty()) a.junit = junit;
     } catch (const nlohmann::json::exception& e) {
       throw InputError(fmt::format("{}: unreadable run options: {}", Journal::file_in(a.resume).string(), e.what()));
     }

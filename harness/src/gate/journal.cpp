@@ -18,9 +18,17 @@ using nlohmann::json;
 Journal::Journal(const fs::path& dir, const json& args, bool append_to_old) {
   fs::create_directories(dir);
   const fs::path file = file_in(dir);
-  fd_ = open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (append_to_old ? 0 : O_TRUNC), 0644);
+  fd_ = open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | (append_to_old ? 0 : O_TRUNC), 0644);
   if (fd_ < 0) throw InfraError(fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
-  if (!append_to_old) append(json{{"event", "run"}, {"args", args}}, true);
+  if (!append_to_old) {
+    append(json{{"event", "run"}, {"args", args}}, true);
+  } else if (off_t size = lseek(fd_, 0, SEEK_END); size > 0) {
+    // A run killed mid-write leaves a torn last line: end it, so that it
+    // stays one unreadable line and does not swallow the next one.
+    char last = '\n';
+    if (pread(fd_, &last, 1, size - 1) == 1 && last != '\n' && write(fd_, "\n", 1) != 1)
+      throw InfraError(fmt::format("writing {}: {}", file.string(), std::strerror(errno)));
+  }
 }
 
 Journal::~Journal() {
@@ -62,9 +70,10 @@ ResumeState Journal::read(const fs::path& dir) {
     ++line_no;
     json line = json::parse(text, nullptr, false);
     if (line.is_discarded() || !line.is_object()) {
-      // A torn last line (killed mid-write) is expected; anything earlier is not.
-      if (in.peek() == EOF) break;
-      throw InputError(fmt::format("{}:{}: not a journal line", file.string(), line_no));
+      // A line torn by a kill mid-write (only ever the last line of a run):
+      // its case counts as not finished and runs again.
+      if (line_no == 1) throw InputError(fmt::format("{}:1: not a journal", file.string()));
+      continue;
     }
     const std::string event = line.value("event", "");
     if (event == "run") {
