@@ -25,3 +25,20 @@ TEST_CASE("host sample kernels get their expected verdicts", "[samples]") {
   }
   CHECK(planted >= 6);
 }
+
+TEST_CASE("hostile host kernels crash or hang in their worker, never in the harness", "[samples][worker]") {
+  auto backend = make_backend(BackendKind::host);
+  Reporter silent;
+  auto opt = testing::sample_gate_options(60);
+  opt.timeout_s = 2;  // the hang kernel costs this per failing case
+  auto specs = testing::sample_specs(BackendKind::host, "hostile");
+  REQUIRE(specs.size() >= 5);
+  for (auto& file : specs) {
+    Spec spec = load_spec(file);
+    KernelReport r = run_gate(spec, *backend, opt, silent);
+    INFO(spec.name << ": got " << r.verdict() << ", expected " << spec.expect << " "
+                   << (r.failures.empty() ? r.setup_error : r.failures.front().outcome.detail));
+    CHECK(r.verdict() == spec.expect);
+    CHECK(r.isolation == "worker");
+  }
+}
