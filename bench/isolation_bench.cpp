@@ -1,0 +1,76 @@
+// Benchmark: what running candidates in a worker process costs. Times the
+// full case pipeline (fill, three candidate calls, two references, guards,
+// compare) on tiny host GEMMs with the in-process runner and with the worker,
+// interleaved in blocks in one run, and reports cases/s and their ratio.
+//
+//   assay_bench_isolation [--cases N] [--blocks B] [--spec SPEC] [--out FILE.md]
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "backend/backend.h"
+#include "exec/executor.h"
+#include "exec/loader.h"
+#include "exec/worker_runner.h"
+#include "ops/gemm/gemm_generator.h"
+
+using namespace assay;
+namespace fs = std::filesystem;
+
+namespace {
+
+double run_block(Backend& be, Runner& runner, const std::vector<Case>& cases, const ExecOptions& opt) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (const Case& c : cases)
+    if (run_case(be, runner, c, opt).verdict != Verdict::pass) throw std::runtime_error("a case failed: " + describe(c));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t cases_per_block = 500, blocks = 6;
+  fs::path spec_file = fs::path(ASSAY_SOURCE_DIR) / "generated_kernels/gemm/host/naive_f32.yaml", out;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--cases") cases_per_block = std::stoll(argv[i + 1]);
+    else if (a == "--blocks") blocks = std::stoll(argv[i + 1]);
+    else if (a == "--spec") spec_file = argv[i + 1];
+    else if (a == "--out") out = argv[i + 1];
+  }
+  Spec spec = load_spec(spec_file);
+  auto backend = make_backend(BackendKind::host);
+  LoaderOptions lo;
+  LoadedKernel kernel = load_kernel(spec, lo);
+  InProcessRunner in_process(kernel.run);
+  WorkerOptions wo;
+  wo.library = kernel.library, wo.entry = spec.entry;
+  WorkerRunner worker(*backend, wo);
+  if (std::string why = worker.warm_up(); !why.empty()) throw std::runtime_error(why);
+
+  // Tiny cases (every dimension <= 64): where a process boundary costs most.
+  std::vector<Case> cases;
+  for (uint64_t i = 0; int64_t(cases.size()) < cases_per_block; ++i)
+    if (auto c = gemm::random_case(spec, 7, i, gemm::GenLimits{64, 64.0 * 64 * 64})) cases.push_back(*c);
+  ExecOptions opt{spec.compute, 2.0, spec.deterministic, false, 0};
+  run_block(*backend, in_process, cases, opt);  // warm caches once
+  double t_in = 0, t_worker = 0;
+  for (int64_t b = 0; b < blocks; ++b) {  // interleaved, so drift hits both alike
+    t_in += run_block(*backend, in_process, cases, opt);
+    t_worker += run_block(*backend, worker, cases, opt);
+  }
+  const double n = double(cases_per_block * blocks);
+  const double rate_in = n / t_in, rate_worker = n / t_worker;
+  std::string report = fmt::format(
+      "| runner | cases | seconds | cases/s |\n| --- | --- | --- | --- |\n"
+      "| in process | {:.0f} | {:.2f} | {:.0f} |\n| worker process | {:.0f} | {:.2f} | {:.0f} |\n\n"
+      "worker / in-process throughput: {:.2f}\n",
+      n, t_in, rate_in, n, t_worker, rate_worker, rate_worker / rate_in);
+  std::fputs(report.c_str(), stdout);
+  if (!out.empty()) std::ofstream(out) << report;
+  return 0;
+}
