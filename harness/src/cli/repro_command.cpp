@@ -8,6 +8,8 @@
 #include "exec/executor.h"
 #include "exec/guarded_tensor.h"
 #include "exec/loader.h"
+#include "gate/gate.h"
+#include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
 #include "ops/gemm/gemm_tolerance.h"
 #include "report/npy.h"
@@ -18,7 +20,8 @@ namespace {
 
 struct ReproArgs {
   std::string case_file, spec, dump, cache_dir;
-  double tolerance_scale = 0;
+  double tolerance_scale = 0, timeout = 0;
+  std::string isolation = "worker";
 };
 
 void dump_tensors(const fs::path& dir, const Case& c, const CaseTensors& t) {
@@ -38,15 +41,23 @@ int run_repro(const ReproArgs& a) {
   if (spec_file.empty()) throw InputError(a.case_file + ": the case names no spec; pass --spec SPEC");
   Spec spec = load_spec(spec_file);
   auto backend = make_backend(spec.backend);
+  const double need = gemm::case_bytes(loaded.c);
+  if (need > double(backend->memory_budget()))
+    throw InputError(fmt::format("{}: the case needs {:.3g} GiB, more than the {} backend takes ({:.3g} GiB)",
+                                 a.case_file, need / (1u << 30), name(spec.backend),
+                                 double(backend->memory_budget()) / (1u << 30)));
   LoaderOptions lo;
   lo.cache_dir = a.cache_dir;
   if (spec.backend == BackendKind::cuda) lo.cuda_arch = cuda_arch();
+  const bool isolate = a.isolation == "worker" && spec.backend == BackendKind::host;
+  lo.open = !isolate;
   LoadedKernel kernel = load_kernel(spec, lo);
-  InProcessRunner runner(kernel.run);
+  auto runner = make_runner(spec, *backend, kernel, isolate, fs::temp_directory_path() / "assay-repro");
   ExecOptions opt{spec.compute, a.tolerance_scale > 0 ? a.tolerance_scale : gemm::kDefaultScale, spec.deterministic,
                   !a.dump.empty()};
   const Case& c = loaded.c;
-  CaseOutcome o = run_case(*backend, runner, c, opt);
+  opt.timeout_s = a.timeout;
+  CaseOutcome o = run_case(*backend, *runner, c, opt);
   fmt::print("{}: {}\n", spec.name, describe(c));
   fmt::print("verdict: {}", name(o.verdict));
   if (o.verdict != Verdict::pass) fmt::print(" (call {})\n  {}", o.call, o.detail);
@@ -75,6 +86,10 @@ Command add_repro(CLI::App& app) {
   c->add_option("--dump", args->dump, "write inputs, output and reference as .npy into this folder");
   c->add_option("--cache-dir", args->cache_dir, "compiled-kernel cache (default ~/.cache/assay)");
   c->add_option("--tolerance-scale", args->tolerance_scale, "T in the tolerance bound (default 2)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--isolation", args->isolation, "worker (default for host kernels) | in-process")
+      ->check(CLI::IsMember({"worker", "in-process"}));
+  c->add_option("--timeout", args->timeout, "seconds the call may take before it is a hang (default: scaled)")
       ->check(CLI::PositiveNumber);
   return [args] { return run_repro(*args); };
 }

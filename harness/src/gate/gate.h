@@ -41,6 +41,11 @@ CaseLimits limits_for(const Backend& backend);
 // land in the report), only InfraError when the backend itself breaks.
 KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter);
 
+// The runner for a kernel: a worker process (`isolate`, host kernels) or a
+// direct call. Throws InputError when the kernel cannot be loaded.
+std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const LoadedKernel& kernel, bool isolate,
+                                    const std::filesystem::path& log_dir);
+
 // Saves a failing case next to the others of its kernel; returns the file.
 std::filesystem::path save_case(const std::filesystem::path& dir, const Spec& spec, const Case& c,
                                 const CaseOutcome& o, int64_t index);
