@@ -18,55 +18,19 @@
 
 #include "backend/backend.h"
 #include "case/case.h"
+#include "cli_support.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 const fs::path kAssay = fs::path(ASSAY_BUILD_DIR) / "assay";
 const fs::path kCache = fs::path(ASSAY_BUILD_DIR) / "kernel-cache";
 const fs::path kHostSpecs = fs::path(ASSAY_SOURCE_DIR) / "generated_kernels" / "gemm" / "host";
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-// A scratch folder the commands run in.
-struct Workdir {
-  fs::path dir;
-  Workdir() {
-    std::random_device rd;
-    dir = fs::temp_directory_path() / ("assay_test_cli_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(dir);
-  }
-  ~Workdir() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  Result run(const std::string& args) const {
-    std::string cmd = "cd " + quote(dir.string()) + " && " + quote(kAssay.string()) + " " + args + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-    int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-  }
-  fs::path write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir / name, std::ios::binary) << text;
-    return dir / name;
-  }
-};
+using assay::testing::quote;
+using assay::testing::Workdir;
+using Result = assay::testing::CliResult;
 
 std::string check_args(const fs::path& spec) {
   return "check " + quote(spec.string()) + " --cases 40 --cache-dir " + quote(kCache.string());
