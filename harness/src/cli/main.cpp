@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   auto check = assay::cli::add_check(app);
   auto repro = assay::cli::add_repro(app);
+  auto shrink = assay::cli::add_shrink(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("check")) return check();
+    if (app.got_subcommand("shrink")) return shrink();
     return repro();
   } catch (const assay::InputError& e) {
     fmt::print(stderr, "assay: {}\n", e.what());

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "exec/worker_runner.h"
 #include "gate/journal.h"
+#include "shrink/shrinker.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_tolerance.h"
 
@@ -21,9 +22,18 @@ CaseLimits limits_for(const Backend& backend) {
   return {double(int64_t(1) << 41), double(backend.memory_budget())};
 }
 
-fs::path save_case(const fs::path& dir, const Spec& spec, const Case& c, const CaseOutcome& o, int64_t index) {
+// Crashes, hangs and CUDA errors are kept as found: shrinking them costs a
+// worker (or, in process, the whole context) per attempt.
+bool shrinkable(Verdict v) { return v != Verdict::crash && v != Verdict::hang && v != Verdict::cuda_error; }
+
+fs::path save_case(const fs::path& dir, const Spec& spec, const Case& c, const CaseOutcome& o, int64_t index,
+                   const std::string& suffix) {
+  return save_case_as(dir / fmt::format("case-{:04d}-{}{}.yaml", index, name(o.verdict), suffix), spec, c, o);
+}
+
+fs::path save_case_as(const fs::path& file, const Spec& spec, const Case& c, const CaseOutcome& o) {
+  const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   fs::create_directories(dir);
-  fs::path file = dir / fmt::format("case-{:04d}-{}.yaml", index, name(o.verdict));
   std::ofstream out(file);
   std::string detail = o.detail;  // a comment line: a kernel's message must not break the YAML
   for (char& ch : detail)
@@ -129,6 +139,14 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       report.worst_pass_ratio = std::max(report.worst_pass_ratio, outcome.stats.max_ratio);
     } else {
       report.failures.push_back({*c, outcome, file, "assay repro " + file.string()});
+      if (report.failures.size() == 1 && opt.shrink_attempts > 0 && shrinkable(outcome.verdict)) {
+        CaseProbe probe = [&](const Case& x) { return run_case(backend, *runner, x, exec); };
+        ShrinkResult s = shrink(spec, *c, outcome, probe, opt.shrink_attempts);
+        if (!(s.shrunk == *c)) {
+          fs::path shrunk = save_case(case_dir, spec, s.shrunk, s.outcome, i, "-shrunk");
+          report.failures.front().shrunk = {shrunk, explain(s)};
+        }
+      }
       if (outcome.verdict == Verdict::cuda_error) break;  // the context may be poisoned (issue #3 isolates it)
     }
     reporter.case_done(report, *c, outcome);

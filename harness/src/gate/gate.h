@@ -24,6 +24,7 @@ struct GateOptions {
   std::optional<double> tolerance_scale;
   std::filesystem::path out_dir = "assay-out";
   LoaderOptions loader;
+  int shrink_attempts = 200;                    // cases spent shrinking a kernel's first failure; 0: none
   class Journal* journal = nullptr;             // record every case before and after it runs
   const struct ResumeState* resume = nullptr;   // cases an interrupted run already finished
 };
@@ -48,6 +49,9 @@ std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const Lo
 
 // Saves a failing case next to the others of its kernel; returns the file.
 std::filesystem::path save_case(const std::filesystem::path& dir, const Spec& spec, const Case& c,
-                                const CaseOutcome& o, int64_t index);
+                                const CaseOutcome& o, int64_t index, const std::string& suffix = "");
+// The same under a name of the caller's choosing.
+std::filesystem::path save_case_as(const std::filesystem::path& file, const Spec& spec, const Case& c,
+                                   const CaseOutcome& o);
 
 }  // namespace assay

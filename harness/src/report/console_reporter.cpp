@@ -44,6 +44,8 @@ class ConsoleReporter final : public Reporter {
       fmt::print("     {} in call {}: {}\n", name(f.outcome.verdict), f.outcome.call, describe(f.c));
       fmt::print("       {}\n", f.outcome.detail);
       fmt::print("       __REPRO: {}\n", f.repro);
+      if (!f.shrunk.case_file.empty())
+        fmt::print("     shrunk: {}       __REPRO: assay repro {}\n", f.shrunk.explanation, f.shrunk.case_file.string());
     }
     std::fflush(stdout);
   }

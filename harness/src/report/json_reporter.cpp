@@ -21,7 +21,8 @@ json failure_json(const CaseFailure& f) {
   return {{"verdict", name(f.outcome.verdict)}, {"call", f.outcome.call}, {"case", describe(f.c)},
           {"detail", f.outcome.detail}, {"case_file", f.case_file.string()}, {"repro", f.repro},
           {"bad_elements", s.bad}, {"max_ulps", s.max_ulps}, {"max_bound_ratio", s.max_ratio},
-          {"first_bad", bad}};
+          {"first_bad", bad}, {"shrunk_case_file", f.shrunk.case_file.string()},
+          {"shrunk_explanation", f.shrunk.explanation}};
 }
 
 class JsonReporter final : public Reporter {

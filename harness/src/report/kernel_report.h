@@ -17,6 +17,10 @@ struct CaseFailure {
   CaseOutcome outcome;  // without tensors
   std::filesystem::path case_file;
   std::string repro;    // one command line
+  struct Shrunk {
+    std::filesystem::path case_file;  // empty: not shrunk
+    std::string explanation;
+  } shrunk;
 };
 
 struct KernelReport {

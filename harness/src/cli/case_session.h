@@ -1,0 +1,39 @@
+// What `repro` and `shrink` share: one saved case, its spec, a backend, the
+// compiled kernel and a runner, ready to run the case again.
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "backend/backend.h"
+#include "case/case.h"
+#include "exec/executor.h"
+#include "exec/runner.h"
+#include "spec/spec.h"
+
+namespace assay::cli {
+
+struct CaseSessionArgs {
+  std::string case_file, spec, cache_dir, isolation = "worker";
+  double tolerance_scale = 0, timeout = 0;
+  void add_to(CLI::App& app);  // the options both commands take
+};
+
+struct CaseSession {
+  Case c;
+  Spec spec;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Runner> runner;
+  ExecOptions exec;
+  CaseOutcome run(const Case& x) { return run_case(*backend, *runner, x, exec); }
+};
+
+// Throws InputError for a bad case or spec, or a case too large for the backend.
+CaseSession open_case_session(const CaseSessionArgs& a);
+
+// Writes A, B, C before and after, the reference and the bound as .npy files.
+void dump_tensors(const std::filesystem::path& dir, const Case& c, const CaseTensors& t);
+
+}  // namespace assay::cli

@@ -1,0 +1,36 @@
+// Shrinking: from a failing case, the smallest case that still fails the same
+// way (same verdict), so a bug comes back small enough to debug by eye. It
+// simplifies layouts and scalars, then moves each dimension down, preferring
+// small and boundary values; every candidate stays inside the spec's requires.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "case/case.h"
+#include "exec/executor.h"
+#include "spec/spec.h"
+
+namespace assay {
+
+struct ShrinkResult {
+  Case shrunk;
+  CaseOutcome outcome;             // of the shrunk case
+  int attempts = 0;                // cases run while shrinking
+  int reproduced = 0;              // of the final re-runs (3)
+  bool flaky = false;              // the shrunk case failed in only some re-runs
+  std::vector<std::string> notes;  // which properties matter, e.g. "passes for m = 32"
+};
+
+// Runs one case and tells its outcome; the shrinker knows nothing else of execution.
+using CaseProbe = std::function<CaseOutcome(const Case&)>;
+
+// `failing` must fail with verdict `original.verdict`. `max_attempts` bounds
+// the work (each attempt is one case run).
+ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
+                    int max_attempts = 400);
+
+// One paragraph for humans: verdict, the shrunk case, first bad element, notes.
+std::string explain(const ShrinkResult& r);
+
+}  // namespace assay

@@ -1,0 +1,91 @@
+// Shrinking: every planted bug's first failure comes back as a small case
+// that fails the same way, with the dimensions that matter named.
+#include <catch2/catch.hpp>
+
+#include "cli_support.h"
+#include "samples_support.h"
+#include "ops/gemm/gemm_generator.h"
+#include "shrink/shrinker.h"
+
+using namespace assay;
+namespace fs = std::filesystem;
+
+TEST_CASE("the gate shrinks the first failure of each planted host bug", "[shrink][samples]") {
+  auto backend = make_backend(BackendKind::host);
+  Reporter silent;
+  auto opt = testing::sample_gate_options(80);
+  for (auto& file : testing::sample_specs(BackendKind::host)) {
+    Spec spec = load_spec(file);
+    if (spec.expect == "pass") continue;
+    KernelReport r = run_gate(spec, *backend, opt, silent);
+    REQUIRE_FALSE(r.failures.empty());
+    const CaseFailure& f = r.failures.front();
+    INFO(spec.name << ": " << describe(f.c) << "\n" << f.shrunk.explanation);
+    if (f.shrunk.case_file.empty()) {  // already as small as it gets
+      CHECK(f.c.m * f.c.n * f.c.k <= 8);
+      continue;
+    }
+    LoadedCase shrunk = load_case_file(f.shrunk.case_file);
+    CHECK(shrunk.c.m <= f.c.m);
+    CHECK(shrunk.c.n <= f.c.n);
+    CHECK(shrunk.c.k <= f.c.k);
+    // Small enough to read by eye: the planted bugs all show at tiny sizes.
+    CHECK(shrunk.c.m * shrunk.c.n * shrunk.c.k <= 64);
+    CHECK(f.shrunk.explanation.find(std::string(name(f.outcome.verdict))) == 0);
+  }
+}
+
+TEST_CASE("shrink keeps the verdict and names the dimension that matters", "[shrink]") {
+  // A kernel that is wrong only when k is odd: the shrunk case keeps k odd,
+  // and the explanation says that k + 1 passes.
+  Spec spec;
+  spec.name = "odd_k";
+  Case start;
+  start.m = 40, start.n = 33, start.k = 77;
+  start.a = gemm::make_layout(start.m, start.k, true, 3, 1);
+  start.b = gemm::make_layout(start.k, start.n, false, 2, 0);
+  start.c = gemm::make_layout(start.m, start.n, false);
+  start.alpha = 0.7, start.beta = 1.3, start.recipe = Recipe::mixed;
+  CaseProbe probe = [](const Case& c) {
+    CaseOutcome o;
+    if (c.m > 0 && c.n > 0 && c.k % 2 == 1) o.verdict = Verdict::mismatch;  // no output, no error
+    return o;
+  };
+  CaseOutcome failing;
+  failing.verdict = Verdict::mismatch;
+  ShrinkResult r = shrink(spec, start, failing, probe);
+  CHECK(r.shrunk.k == 1);
+  CHECK(r.shrunk.m == 1);
+  CHECK(r.shrunk.n == 1);
+  CHECK(r.shrunk.a == gemm::make_layout(1, 1, false));  // layout did not matter: simplified
+  CHECK(r.shrunk.alpha == 1.0);
+  CHECK(r.shrunk.beta == 0.0);
+  CHECK(r.shrunk.recipe == Recipe::ints);
+  CHECK_FALSE(r.flaky);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] == "fails at k = 1; passes for k = 2, k = 64");
+}
+
+TEST_CASE("assay shrink writes the shrunk case and its tensors", "[shrink][cli]") {
+  testing::Workdir w;
+  auto specs = testing::sample_specs(BackendKind::host);
+  fs::path tail;
+  for (auto& s : specs)
+    if (s.filename() == "bug_tail.yaml") tail = s;
+  REQUIRE_FALSE(tail.empty());
+  auto run = w.run("check " + testing::quote(tail.string()) + " --cases 20 --out out --quiet");
+  REQUIRE(run.code == 1);
+  fs::path original;
+  for (auto& e : fs::directory_iterator(w.dir / "out" / "host_bug_tail"))
+    if (e.path().extension() == ".yaml" && e.path().string().find("shrunk") == std::string::npos) original = e.path();
+  REQUIRE_FALSE(original.empty());
+  auto shrunk = w.run("shrink " + testing::quote(original.string()) + " --out small");
+  INFO(shrunk.output);
+  CHECK(shrunk.code == 1);
+  fs::path file = w.dir / "small" / (original.stem().string() + "-shrunk.yaml");
+  CHECK(fs::exists(file));
+  CHECK(fs::exists(w.dir / "small" / (original.stem().string() + "-shrunk") / "A.npy"));
+  CHECK(shrunk.output.find("passes for") != std::string::npos);
+  auto replay = w.run("repro " + testing::quote(file.string()));
+  CHECK(replay.code == 1);
+}
