@@ -2,6 +2,8 @@
 // that fails the same way, with the dimensions that matter named.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_support.h"
 #include "samples_support.h"
 #include "ops/gemm/gemm_generator.h"
@@ -88,4 +90,28 @@ TEST_CASE("assay shrink writes the shrunk case and its tensors", "[shrink][cli]"
   CHECK(shrunk.output.find("passes for") != std::string::npos);
   auto replay = w.run("repro " + testing::quote(file.string()));
   CHECK(replay.code == 1);
+}
+
+TEST_CASE("a kernel's regression corpus replays before the sweep", "[corpus][cli]") {
+  testing::Workdir w;
+  fs::path tail;
+  for (auto& s : testing::sample_specs(BackendKind::host))
+    if (s.filename() == "bug_tail.yaml") tail = s;
+  // A case the sweep would reach late: big, with an odd layout.
+  Case c;
+  c.m = 70, c.n = 9, c.k = 130;
+  c.a = gemm::make_layout(c.m, c.k, true, 2, 1), c.b = gemm::make_layout(c.k, c.n, false);
+  c.c = gemm::make_layout(c.m, c.n, false);
+  c.recipe = Recipe::ints, c.seed = 5;
+  fs::create_directories(w.dir / "corp" / "host_bug_tail");
+  w.write("corp/host_bug_tail/old.yaml", to_yaml(c));
+  auto r = w.run("check " + testing::quote(tail.string()) + " --cases 5 --corpus corp --out out --json r.json --quiet");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  std::ifstream report(w.dir / "r.json");
+  auto j = nlohmann::json::parse(report);
+  CHECK(j["kernels"][0]["failures"][0]["case"].get<std::string>().find("gemm m=70 n=9 k=130") == 0);  // ran first
+  auto broken = w.write("corp/host_bug_tail/zz.yaml", "assay_case: 1\nm: oops\n");
+  (void)broken;
+  CHECK(w.run("check " + testing::quote(tail.string()) + " --cases 5 --corpus corp --out out --quiet").code == 2);
 }

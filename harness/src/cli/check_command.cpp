@@ -32,11 +32,12 @@ struct CheckArgs {
   std::string isolation = "worker";
   double timeout = 0;
   std::string resume;  // folder of an interrupted run
+  std::string corpus = "corpus";
 };
 
 // The journal keeps the run's options so that --resume needs nothing else.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
-                                   junit, out_dir, cache_dir, expect, quiet, isolation, timeout)
+                                   junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus)
 
 std::vector<fs::path> collect_specs(const std::vector<std::string>& paths) {
   std::vector<fs::path> specs;
@@ -106,6 +107,7 @@ int run_check(CheckArgs a) {
   opt.isolation = a.isolation == "in-process" ? Isolation::in_process : Isolation::worker;
   opt.timeout_s = a.timeout;
   opt.journal = &journal;
+  opt.corpus_dir = a.corpus;
   if (resume) opt.resume = &*resume;
 
   ReporterSet reporters;
@@ -170,6 +172,7 @@ Command add_check(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
+  c->add_option("--corpus", args->corpus, "regression corpus: DIR/<kernel name>/*.yaml replay first (default corpus)");
   c->add_option("--resume", args->resume, "continue the interrupted run whose output folder this is")
       ->check(CLI::ExistingDirectory);
   c->get_option("specs")->required(false);

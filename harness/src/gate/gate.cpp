@@ -57,6 +57,22 @@ std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const Lo
   return worker;
 }
 
+// Saved cases of one kernel (shrunk failures worth keeping fixed), in name order.
+std::vector<Case> corpus_cases(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<Case> cases;
+  for (auto& f : files) {
+    Case c = load_case_file(f).c;  // a broken corpus file is bad input: InputError names it
+    c.origin = "corpus " + f.filename().string();
+    cases.push_back(c);
+  }
+  return cases;
+}
+
 KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter) {
   KernelReport report;
   report.name = spec.name;
@@ -95,8 +111,11 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   const CaseLimits limits = limits_for(backend);
   const bool host = backend.kind() == BackendKind::host;
   const gemm::GenLimits gen{host ? 160 : 2048, host ? double(1 << 20) : double(1 << 30)};
-  const std::vector<Case> sweep = gemm::sweep(spec, opt.seed);
-  const int64_t max_cases = opt.max_cases.value_or(int64_t(sweep.size()) + kDefaultRandomCases);
+  // The kernel's regression corpus first (journal indices below zero), then the sweep.
+  std::vector<Case> sweep = corpus_cases(opt.corpus_dir / spec.name);
+  const int64_t corpus_size = int64_t(sweep.size());
+  for (Case& c : gemm::sweep(spec, opt.seed)) sweep.push_back(std::move(c));
+  const int64_t max_cases = opt.max_cases.value_or(int64_t(sweep.size()) + kDefaultRandomCases) + corpus_size;
   const fs::path case_dir = opt.out_dir / spec.name;
 
   const std::string spec_key = spec.file.string();
@@ -105,7 +124,8 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     auto it = opt.resume->finished.find(spec_key);
     if (it != opt.resume->finished.end()) done = &it->second;
   }
-  for (int64_t i = 0; i < max_cases; ++i) {
+  for (int64_t slot = 0; slot < max_cases; ++slot) {
+    const int64_t i = slot - corpus_size;  // negative: a corpus case
     if (elapsed() > opt.budget_seconds || int(report.failures.size()) >= opt.max_failures) break;
     if (done && done->count(i)) {  // finished before the interruption: take its result as it was
       const FinishedCase& f = done->at(i);
@@ -115,8 +135,8 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
                                       "assay repro " + f.case_file.string()});
       continue;
     }
-    std::optional<Case> c = i < int64_t(sweep.size()) ? std::optional<Case>(sweep[i])
-                                                      : gemm::random_case(spec, opt.seed, uint64_t(i), gen);
+    std::optional<Case> c = slot < int64_t(sweep.size()) ? std::optional<Case>(sweep[slot])
+                                                         : gemm::random_case(spec, opt.seed, uint64_t(i), gen);
     if (!c) {
       ++report.cases_skipped, ++report.skip_reasons["no case satisfies the spec's requires"];
       continue;

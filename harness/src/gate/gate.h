@@ -24,6 +24,7 @@ struct GateOptions {
   std::optional<double> tolerance_scale;
   std::filesystem::path out_dir = "assay-out";
   LoaderOptions loader;
+  std::filesystem::path corpus_dir = "corpus";  // replays corpus/<kernel name>/*.yaml before the sweep
   int shrink_attempts = 200;                    // cases spent shrinking a kernel's first failure; 0: none
   class Journal* journal = nullptr;             // record every case before and after it runs
   const struct ResumeState* resume = nullptr;   // cases an interrupted run already finished
