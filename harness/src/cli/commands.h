@@ -12,5 +12,6 @@ using Command = std::function<int()>;
 Command add_check(CLI::App& app);
 Command add_repro(CLI::App& app);
 Command add_shrink(CLI::App& app);
+Command add_fuzz(CLI::App& app);
 
 }  // namespace assay::cli

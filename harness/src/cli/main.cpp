@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   auto check = assay::cli::add_check(app);
   auto repro = assay::cli::add_repro(app);
   auto shrink = assay::cli::add_shrink(app);
+  auto fuzz = assay::cli::add_fuzz(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("check")) return check();
     if (app.got_subcommand("shrink")) return shrink();
+    if (app.got_subcommand("fuzz")) return fuzz();
     return repro();
   } catch (const assay::InputError& e) {
     fmt::print(stderr, "assay: {}\n", e.what());

@@ -1,0 +1,169 @@
+#include "fuzz/campaign.h"
+
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "case/rng.h"
+#include "core/error.h"
+#include "exec/executor.h"
+#include "fuzz/case_codec.h"
+#include "fuzz/feedback.h"
+#include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_tolerance.h"
+#include "shrink/shrinker.h"
+
+extern "C" int LLVMFuzzerRunDriver(int* argc, char*** argv, int (*cb)(const uint8_t*, size_t));
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+namespace assay::fuzz {
+namespace fs = std::filesystem;
+namespace {
+
+struct Found {
+  std::string signature;
+  double seconds;
+  Case c;
+  CaseOutcome outcome;
+  fs::path case_file, shrunk_file;
+  std::string explanation;
+};
+
+// libFuzzer calls plain functions: the campaign lives in one global.
+struct Campaign {
+  Spec spec;
+  CampaignOptions opt;
+  CodecLimits limits;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Runner> runner;
+  ExecOptions exec;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  int64_t cases = 0, rejected = 0;
+  std::set<std::string> raw_signatures, signatures;  // before and after shrinking
+  std::vector<Found> found;
+
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  fs::path kernel_dir() const { return opt.out_dir / spec.name; }
+};
+Campaign* campaign = nullptr;
+
+int run_one(const uint8_t* data, size_t size) {
+  Campaign& cp = *campaign;
+  Case raw = decode(data, size, cp.spec, cp.limits);
+  raw.seed = mix64(raw.seed ^ (uint64_t(cp.opt.shard) << 48));  // disjoint seed spaces per shard
+  std::optional<Case> c = gemm::fit_requires(raw, cp.spec);
+  if (!c) {
+    ++cp.rejected;
+    return -1;  // outside the spec: not worth keeping
+  }
+  CaseOutcome o = run_case(*cp.backend, *cp.runner, *c, cp.exec);
+  ++cp.cases;
+  record_features(*c, o);
+  if (o.verdict == Verdict::pass) return 0;
+  // A raw signature seen before is the same failure again: skip it cheaply.
+  // A new one is shrunk, and the shrunk case's signature decides whether it
+  // is a new failure (many raw shapes shrink to the same bug).
+  if (!cp.raw_signatures.insert(failure_signature(*c, o.verdict)).second) return 0;
+  Found f{{}, cp.elapsed(), *c, o, {}, {}, {}};
+  Case key = *c;
+  if (o.verdict != Verdict::crash && o.verdict != Verdict::hang && o.verdict != Verdict::cuda_error) {
+    CaseProbe probe = [&](const Case& x) { return run_case(*cp.backend, *cp.runner, x, cp.exec); };
+    ShrinkResult s = shrink(cp.spec, *c, o, probe, cp.opt.shrink_attempts);
+    key = s.shrunk;
+    f.explanation = explain(s);
+    if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
+    f.shrunk_file = save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk");
+  }
+  f.signature = failure_signature(key, o.verdict);
+  if (!cp.signatures.insert(f.signature).second) return 0;
+  f.case_file = save_case(cp.kernel_dir(), cp.spec, *c, o, int64_t(cp.found.size()), "-fuzz");
+  const std::string& sig = f.signature;
+  fmt::print("[assay fuzz] {}: new failure #{} after {:.1f} s and {} cases: {}\n  {}\n  {}__REPRO: assay repro {}\n",
+             cp.spec.name, cp.found.size() + 1, f.seconds, cp.cases, sig, describe(*c), f.explanation,
+             (f.shrunk_file.empty() ? f.case_file : f.shrunk_file).string());
+  std::fflush(stdout);
+  cp.found.push_back(std::move(f));
+  return 0;
+}
+
+void write_summary() {
+  Campaign& cp = *campaign;
+  nlohmann::json failures = nlohmann::json::array();
+  for (auto& f : cp.found)
+    failures.push_back({{"signature", f.signature}, {"seconds", f.seconds}, {"verdict", name(f.outcome.verdict)},
+                        {"case", describe(f.c)}, {"case_file", f.case_file.string()},
+                        {"shrunk_case_file", f.shrunk_file.string()}, {"explanation", f.explanation}});
+  const double s = cp.elapsed();
+  nlohmann::json j{{"kernel", cp.spec.name}, {"spec", cp.spec.file.string()}, {"seconds", s}, {"cases", cp.cases},
+                   {"cases_per_second", s > 0 ? cp.cases / s : 0.0}, {"rejected_inputs", cp.rejected},
+                   {"features", cp.opt.features}, {"distinct_failures", cp.found.size()},
+                   {"first_failure_seconds", cp.found.empty() ? -1.0 : cp.found.front().seconds},
+                   {"failures", failures}};
+  fs::create_directories(cp.kernel_dir());
+  std::ofstream(cp.kernel_dir() / "fuzz-summary.json") << j.dump(2) << "\n";
+  fmt::print("[assay fuzz] {}: {} cases in {:.1f} s ({:.0f}/s), {} distinct failures{}\n", cp.spec.name, cp.cases, s,
+             s > 0 ? cp.cases / s : 0.0, cp.found.size(),
+             cp.found.empty() ? "" : fmt::format(", first after {:.1f} s", cp.found.front().seconds));
+  std::fflush(stdout);
+}
+
+// libFuzzer's exit status is its own; ours says whether a failure was found.
+void exit_with_verdict() {
+  write_summary();
+  std::fflush(nullptr);
+  std::_Exit(campaign->found.empty() ? exit_pass : exit_kernel_failed);
+}
+
+}  // namespace
+
+void run_campaign(const Spec& spec, const CampaignOptions& opt) {
+  static Campaign cp;
+  campaign = &cp;
+  cp.spec = spec;
+  cp.opt = opt;
+  cp.backend = make_backend(spec.backend);
+  const bool host = spec.backend == BackendKind::host;
+  cp.limits.max_dim = opt.max_dim > 0 ? opt.max_dim : host ? 160 : 1024;
+  const bool isolate = opt.isolation == Isolation::worker && host;
+  LoaderOptions lo = opt.loader;
+  lo.open = !isolate;
+  if (!host) lo.cuda_arch = cuda_arch();
+  LoadedKernel kernel = load_kernel(spec, lo);
+  cp.runner = make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
+  cp.exec = ExecOptions{spec.compute, gemm::kDefaultScale, spec.deterministic, false, opt.timeout_s};
+  enable_features(opt.features);
+  fs::path corpus = opt.corpus_dir.empty() ? cp.kernel_dir() / "fuzz-corpus" : opt.corpus_dir;
+  fs::create_directories(corpus);
+  std::vector<std::string> args = {
+      "assay-fuzz",
+      fmt::format("-max_total_time={}", std::max(1, int(opt.seconds))),
+      fmt::format("-seed={}", (opt.seed * uint64_t(opt.shards) + uint64_t(opt.shard)) % 4000000000u + 1),
+      "-max_len=64", "-timeout=100000", "-rss_limit_mb=0", "-print_final_stats=1", "-reload=0",
+      corpus.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = int(args.size());
+  char** argvp = argv.data();
+  std::atexit(exit_with_verdict);  // libFuzzer exits when the time is up
+  LLVMFuzzerRunDriver(&argc, &argvp, run_one);
+  exit_with_verdict();
+}
+
+}  // namespace assay::fuzz
+
+// Kernel-aware moves most of the time; libFuzzer's byte-level ones otherwise.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  using namespace assay::fuzz;
+  if (!campaign || seed % 4 == 0) return LLVMFuzzerMutate(data, size, max_size);
+  auto c = decode(data, size, campaign->spec, campaign->limits);
+  auto bytes = encode(mutate(c, assay::mix64(seed), campaign->limits));
+  size_t n = std::min(bytes.size(), max_size);
+  std::memcpy(data, bytes.data(), n);
+  return n;
+}

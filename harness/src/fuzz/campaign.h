@@ -1,0 +1,34 @@
+// `assay fuzz`: a time-boxed, coverage-guided campaign on one kernel, with
+// libFuzzer as the engine. Inputs decode into cases (fuzz/case_codec.h), every
+// case runs through the same executor and guards as the gate, the features of
+// fuzz/feedback.h steer libFuzzer, and each new failure signature is saved,
+// shrunk and reported while the campaign goes on.
+#pragma once
+#include <filesystem>
+
+#include "exec/loader.h"
+#include "gate/gate.h"
+#include "spec/spec.h"
+
+namespace assay::fuzz {
+
+struct CampaignOptions {
+  double seconds = 60;
+  uint64_t seed = 1;
+  int shard = 0, shards = 1;            // this machine's part of the seed space
+  std::filesystem::path out_dir = "assay-out";
+  std::filesystem::path corpus_dir;     // libFuzzer's corpus; empty: OUT/<kernel>/fuzz-corpus
+  bool features = true;                 // extra-counter feedback (off: to measure what it is worth)
+  int64_t max_dim = 0;                  // 0: 160 on the host, 1024 on a GPU
+  int shrink_attempts = 150;
+  Isolation isolation = Isolation::worker;
+  double timeout_s = 0;
+  LoaderOptions loader;
+};
+
+// Runs the campaign in this process and never returns: libFuzzer ends the
+// process when the time is up. The summary goes to OUT/<kernel>/fuzz-summary.json
+// and stdout; the exit status is 1 when a failure was found, else 0.
+[[noreturn]] void run_campaign(const Spec& spec, const CampaignOptions& opt);
+
+}  // namespace assay::fuzz
