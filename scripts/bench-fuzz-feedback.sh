@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Benchmark: does the extra-counter feedback of `assay fuzz` find a rare
+# failure sooner? Runs the same campaign on generated_kernels/needle (a bug the
+# gate's sweep misses) with and without --no-features, for several seeds, and
+# writes a Markdown table of time and cases to the first failure.
+#   scripts/bench-fuzz-feedback.sh [SECONDS] [SEEDS] [OUT.md]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}; seeds=${2:-3}; out=${3:-}
+spec=generated_kernels/needle/host/window_bug.yaml
+work=$(mktemp -d)
+row() {  # mode seed -> "first_failure_seconds cases_per_second"
+  local dir="$work/$1-$2"
+  build/assay fuzz "$spec" --time "${seconds}s" --seed "$2" --out "$dir" $3 > "$dir.log" 2>&1 || true
+  python3 - "$dir/host_window_bug/fuzz-summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"{s['first_failure_seconds']:.1f} {s['cases_per_second']:.0f}")
+PY
+}
+table="| seed | first failure, with feedback (s) | first failure, --no-features (s) | cases/s with / without |
+| --- | --- | --- | --- |"
+for seed in $(seq 1 "$seeds"); do
+  read -r with_t with_r < <(row with "$seed" "")
+  read -r without_t without_r < <(row without "$seed" "--no-features")
+  table+=$'\n'"| $seed | $with_t | $without_t | $with_r / $without_r |"
+done
+note="(-1.0: not found within ${seconds} s.) Command: scripts/bench-fuzz-feedback.sh $seconds $seeds; commit $(git rev-parse --short HEAD); $(date -u +%F)."
+echo "$table"; echo; echo "$note"
+if [ -n "$out" ]; then { echo "$table"; echo; echo "$note"; } > "$out"; fi
+rm -rf "$work"
