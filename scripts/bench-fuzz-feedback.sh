@@ -15,17 +15,18 @@ row() {  # mode seed -> "first_failure_seconds cases_per_second"
   python3 - "$dir/host_window_bug/fuzz-summary.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-print(f"{s['first_failure_seconds']:.1f} {s['cases_per_second']:.0f}")
+first = f"{s['first_failure_seconds']:.1f} s / {s['first_failure_cases']} cases" if s['first_failure_cases'] >= 0 else f"not found ({s['cases']} cases)"
+print(f"{s['cases_per_second']:.0f}|{first}")
 PY
 }
-table="| seed | first failure, with feedback (s) | first failure, --no-features (s) | cases/s with / without |
+table="| seed | first failure, with feedback | first failure, --no-features | cases/s with / without |
 | --- | --- | --- | --- |"
 for seed in $(seq 1 "$seeds"); do
-  read -r with_t with_r < <(row with "$seed" "")
-  read -r without_t without_r < <(row without "$seed" "--no-features")
+  IFS='|' read -r with_r with_t < <(row with "$seed" "")
+  IFS='|' read -r without_r without_t < <(row without "$seed" "--no-features")
   table+=$'\n'"| $seed | $with_t | $without_t | $with_r / $without_r |"
 done
-note="(-1.0: not found within ${seconds} s.) Command: scripts/bench-fuzz-feedback.sh $seconds $seeds; commit $(git rev-parse --short HEAD); $(date -u +%F)."
+note="Each campaign ran ${seconds} s. Command: scripts/bench-fuzz-feedback.sh $seconds $seeds; commit $(git rev-parse --short HEAD); $(date -u +%F)."
 echo "$table"; echo; echo "$note"
 if [ -n "$out" ]; then { echo "$table"; echo; echo "$note"; } > "$out"; fi
 rm -rf "$work"

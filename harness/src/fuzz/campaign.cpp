@@ -28,6 +28,7 @@ namespace {
 struct Found {
   std::string signature;
   double seconds;
+  int64_t cases;  // run before it was found
   Case c;
   CaseOutcome outcome;
   fs::path case_file, shrunk_file;
@@ -69,7 +70,7 @@ int run_one(const uint8_t* data, size_t size) {
   // A new one is shrunk, and the shrunk case's signature decides whether it
   // is a new failure (many raw shapes shrink to the same bug).
   if (!cp.raw_signatures.insert(failure_signature(*c, o.verdict)).second) return 0;
-  Found f{{}, cp.elapsed(), *c, o, {}, {}, {}};
+  Found f{{}, cp.elapsed(), cp.cases, *c, o, {}, {}, {}};
   Case key = *c;
   if (o.verdict != Verdict::crash && o.verdict != Verdict::hang && o.verdict != Verdict::cuda_error) {
     CaseProbe probe = [&](const Case& x) { return run_case(*cp.backend, *cp.runner, x, cp.exec); };
@@ -103,6 +104,7 @@ void write_summary() {
                    {"cases_per_second", s > 0 ? cp.cases / s : 0.0}, {"rejected_inputs", cp.rejected},
                    {"features", cp.opt.features}, {"distinct_failures", cp.found.size()},
                    {"first_failure_seconds", cp.found.empty() ? -1.0 : cp.found.front().seconds},
+                   {"first_failure_cases", cp.found.empty() ? int64_t(-1) : cp.found.front().cases},
                    {"failures", failures}};
   fs::create_directories(cp.kernel_dir());
   std::ofstream(cp.kernel_dir() / "fuzz-summary.json") << j.dump(2) << "\n";

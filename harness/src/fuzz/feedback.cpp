@@ -35,7 +35,12 @@ int log2_bucket(double x) {
 void enable_features(bool on) { enabled = on; }
 
 void record_features(const Case& c, const CaseOutcome& o) {
-  if (!enabled) return;
+  if (!enabled) {
+    // One constant feature: libFuzzer ends a campaign that finds none at all,
+    // so the unguided baseline still gets its time, mutating blindly.
+    counters[0] = 1;
+    return;
+  }
   size_t slot = 0;
   auto light = [&](size_t index, size_t span) {
     counters[(slot + index) % kCounters] = 1;

@@ -115,7 +115,8 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   std::vector<Case> sweep = corpus_cases(opt.corpus_dir / spec.name);
   const int64_t corpus_size = int64_t(sweep.size());
   for (Case& c : gemm::sweep(spec, opt.seed)) sweep.push_back(std::move(c));
-  const int64_t max_cases = opt.max_cases.value_or(int64_t(sweep.size()) + kDefaultRandomCases) + corpus_size;
+  const int64_t sweep_size = int64_t(sweep.size()) - corpus_size;
+  const int64_t max_cases = opt.max_cases.value_or(sweep_size + kDefaultRandomCases) + corpus_size;
   const fs::path case_dir = opt.out_dir / spec.name;
 
   const std::string spec_key = spec.file.string();
