@@ -48,6 +48,10 @@ class CaseRun {
     for (int i = 0; i < 3; ++i) t_[i] = std::make_unique<GuardedTensor>(be, geoms[i]);
     if (gemm::reads_c0(c)) c0_ = std::make_unique<GuardedTensor>(be, geoms[gemm::C]);
   }
+  ~CaseRun() {
+    for (auto& b : snapshots_)
+      if (b.data) be_.release(b);
+  }
 
   CaseOutcome run() {
     CaseOutcome out;
@@ -68,7 +72,7 @@ class CaseRun {
       if (!call_and_check(3, seed2, out, c_before3, out3)) return out;
       if (auto at = t_[gemm::C]->first_element_change(out2, out3)) {
         fail(out, 3, Verdict::nondeterministic,
-                    fmt::format("repeat call changed output bytes (first at element byte {})", *at - kGuardBytes));
+             fmt::format("repeat call changed output bytes (first at element byte {})", *at - kGuardBytes));
         return out;
       }
     }
@@ -209,12 +213,6 @@ class CaseRun {
   const ExecOptions& opt_;
   std::unique_ptr<GuardedTensor> t_[3], c0_;
   Buffer snapshots_[3];  // each buffer as it was handed to the candidate
-
- public:
-  ~CaseRun() {
-    for (auto& b : snapshots_)
-      if (b.data) be_.release(b);
-  }
 };
 
 }  // namespace
