@@ -57,15 +57,13 @@ std::vector<fs::path> collect_specs(const std::vector<std::string>& paths) {
   return specs;
 }
 
-// Exit code of the whole run: bad input outranks a broken machine, which
-// outranks a failing kernel.
+// Exit code of the whole run (worse_exit: bad input, then machine, then kernel).
 int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
   int code = exit_pass;
-  auto rank = [](int c) { return c == exit_bad_input ? 3 : c == exit_infrastructure ? 2 : c; };
   for (auto& k : reports) {
     int c = !k.setup_error.empty() ? k.setup_exit
             : (expect_mode ? k.expect_met() : k.verdict() == "pass") ? exit_pass : exit_kernel_failed;
-    if (rank(c) > rank(code)) code = c;
+    code = worse_exit(code, c);
   }
   return code;
 }

@@ -72,8 +72,7 @@ int run_fuzz(const FuzzArgs& a) {
     waitpid(pid, &status, 0);
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : exit_infrastructure;
     if (!WIFEXITED(status)) fmt::print(stderr, "assay fuzz: the campaign for {} died (status {})\n", spec.name, status);
-    auto rank = [](int c) { return c == exit_bad_input ? 3 : c == exit_infrastructure ? 2 : c; };
-    if (rank(code) > rank(worst)) worst = code;
+    worst = worse_exit(worst, code);
   }
   return worst;
 }

@@ -8,6 +8,13 @@ namespace assay {
 
 enum ExitCode : int { exit_pass = 0, exit_kernel_failed = 1, exit_bad_input = 2, exit_infrastructure = 3 };
 
+// The exit code of a run made of several parts: bad input outranks a broken
+// machine, which outranks a failing kernel.
+inline int worse_exit(int a, int b) {
+  auto rank = [](int c) { return c == exit_bad_input ? 3 : c == exit_infrastructure ? 2 : c; };
+  return rank(b) > rank(a) ? b : a;
+}
+
 // Bad input from the user: spec, case file, flags, compiler errors (exit 2).
 struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
