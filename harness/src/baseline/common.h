@@ -1,0 +1,90 @@
+// What the three baselines share: a caching pool standing in for PyTorch's
+// allocator, host-side value draws, the candidate call and the reference.
+// Unlike the gate there are no guards, canaries or poison here: the point is
+// to do what the published checkers do, and no more.
+#pragma once
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "baseline/baseline.h"
+#include "case/case.h"
+#include "exec/runner.h"
+#include "spec/spec.h"
+
+namespace assay::baseline {
+
+// PyTorch's CUDA caching allocator in miniature: a freed block stays cached
+// with its contents, and the next request of the same (512-byte rounded) size
+// gets it back as it was, so a do-nothing kernel can inherit an old answer.
+// Each block has 512 bytes of room after it, as a block inside an allocator
+// segment has neighbours: an off-by-one store lands there instead of faulting.
+class CachingPool {
+ public:
+  explicit CachingPool(Backend& backend) : backend_(backend) {}
+  ~CachingPool();
+  CachingPool(const CachingPool&) = delete;
+  CachingPool& operator=(const CachingPool&) = delete;
+  Buffer get(size_t bytes);
+  void put(Buffer b);  // back to the cache, contents kept
+
+ private:
+  Backend& backend_;
+  std::multimap<size_t, Buffer> free_;  // by rounded size; the latest freed first
+  std::vector<Buffer> owned_;
+};
+
+// One operand: a buffer and where its elements sit in it.
+struct Tensor {
+  Buffer buf;
+  TensorGeom geom;
+};
+size_t bytes_for(const TensorGeom& g);  // the span in bytes, at least 1
+
+// `values` (rows x cols, row-major) rounded to the tensor's dtype and written
+// at its element positions; other bytes of the buffer are left as they were.
+void store(Backend& backend, const Tensor& t, const std::vector<double>& values);
+// The tensor's elements, row-major, decoded to double.
+std::vector<double> load(Backend& backend, const Tensor& t);
+// Host bytes into a backend buffer (whole buffer); cuda through its stream.
+void upload(Backend& backend, Buffer b, const std::byte* host);
+
+// Host-side draws from the counter RNG, row-major: uniform [0,1) (torch.rand)
+// and standard normal (torch.randn, Box-Muller).
+std::vector<double> draw_uniform(uint64_t seed, uint32_t stream, int64_t count);
+std::vector<double> draw_normal(uint64_t seed, uint32_t stream, int64_t count);
+
+// FP64 reference (Eigen or cuBLAS) rounded to C's dtype, standing in for the
+// framework's same-dtype result. c0 only when beta != 0.
+std::vector<double> reference(Backend& backend, const Case& c, const Tensor& a, const Tensor& b,
+                              const Tensor* c0);
+
+// Calls the candidate once; "" when it returned ASSAY_OK, else what happened
+// (crash, hang, device error, exception, refusal, error code): under every
+// published rule an exception or a dead process fails the check.
+std::string call_candidate(Backend& backend, Runner& runner, const Case& c, const Tensor& a, const Tensor& b,
+                           const Tensor& out, double timeout_s);
+
+// A compact row-major case with the spec's dtypes.
+Case plain_case(const Spec& spec, int64_t m, int64_t n, int64_t k, double alpha, double beta);
+// The case moved inside the spec's requires (the gate's fit_requires), with
+// requirements on alpha or beta left out: each rule fixes its own scalars.
+std::optional<Case> fit(const Case& c, const Spec& spec);
+// Whether the backend takes a case this size (gate's limits_for).
+bool within_limits(const Backend& backend, const Case& c);
+
+// Formats a failing element for BaselineResult::detail.
+std::string element_detail(const Case& c, int64_t i, double got, double want, const std::string& rule);
+
+class Stopwatch {
+ public:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace assay::baseline

@@ -1,0 +1,140 @@
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "baseline/zoo.h"
+
+namespace assay::baseline {
+namespace {
+
+std::string cell_text(const ZooCell& c) {
+  if (c.status == "n/a" || c.status == "error") return c.status;
+  std::string s = c.status == "false alarm" ? "FALSE ALARM" : c.status;
+  if (!c.verdict.empty() && c.verdict != "pass") s += " (" + c.verdict + ")";
+  if (c.status == "caught" || c.status == "false alarm") s += fmt::format(" {:.2f}s", c.seconds);
+  return s;
+}
+
+std::string rate(int num, int den) {
+  return den == 0 ? "-" : fmt::format("{}/{} ({:.0f}%)", num, den, 100.0 * num / den);
+}
+
+std::string noise(const CheckerTotals& t) {
+  if (!t.caught_at_false_alarm) return "";
+  return fmt::format(", {} of them where it also fails a correct kernel", t.caught_at_false_alarm);
+}
+
+}  // namespace
+
+std::string judge_cell(bool planted, bool failed) {
+  if (planted) return failed ? "caught" : "missed";
+  return failed ? "false alarm" : "pass";
+}
+
+std::vector<CheckerTotals> zoo_totals(const std::vector<ZooRow>& rows) {
+  std::vector<CheckerTotals> out;
+  for (size_t j = 0; j < kZooCheckers.size(); ++j) {
+    CheckerTotals t;
+    t.checker = kZooCheckers[j];
+    std::vector<double> times;
+    std::set<std::string> alarm_cases;
+    for (const ZooRow& r : rows)
+      if (r.cells[j].status == "false alarm" && !r.cells[j].failed_case.empty()) alarm_cases.insert(r.cells[j].failed_case);
+    for (const ZooRow& r : rows) {
+      const ZooCell& c = r.cells[j];
+      if (c.status == "n/a") ++t.not_applicable;
+      else if (r.planted) ++t.planted;
+      else ++t.correct;
+      if (c.status == "error") ++t.errors;
+      if (c.status == "caught") ++t.caught, times.push_back(c.seconds);
+      if (c.status == "caught" && alarm_cases.count(c.failed_case)) ++t.caught_at_false_alarm;
+      if (c.status == "false alarm") ++t.false_alarms;
+    }
+    std::sort(times.begin(), times.end());
+    const size_t n = times.size();
+    if (n) t.median_detect_s = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string zoo_console(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals) {
+  size_t wname = 6, wexp = 6;
+  for (const ZooRow& r : rows) wname = std::max(wname, r.name.size()), wexp = std::max(wexp, r.expect.size());
+  std::vector<size_t> w(kZooCheckers.size());
+  for (size_t j = 0; j < w.size(); ++j) {
+    w[j] = kZooCheckers[j].size();
+    for (const ZooRow& r : rows) w[j] = std::max(w[j], cell_text(r.cells[j]).size());
+  }
+  std::string s = fmt::format("{:<{}}  {:<{}}", "kernel", wname, "expect", wexp);
+  for (size_t j = 0; j < w.size(); ++j) s += fmt::format("  {:<{}}", kZooCheckers[j], w[j]);
+  s += "\n";
+  for (const ZooRow& r : rows) {
+    s += fmt::format("{:<{}}  {:<{}}", r.name, wname, r.expect.empty() ? "pass" : r.expect, wexp);
+    for (size_t j = 0; j < w.size(); ++j) s += fmt::format("  {:<{}}", cell_text(r.cells[j]), w[j]);
+    s += "\n";
+  }
+  s += "\n";
+  for (const CheckerTotals& t : totals)
+    s += fmt::format("{:<13} detected {:<14} false alarms {:<12} median time to detect {:.2f}s{}{}\n", t.checker,
+                     rate(t.caught, t.planted), rate(t.false_alarms, t.correct), t.median_detect_s,
+                     t.not_applicable ? fmt::format(" ({} n/a)", t.not_applicable) : "", noise(t));
+  return s;
+}
+
+std::string zoo_markdown(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals,
+                         const ZooMeta& meta) {
+  std::string s = fmt::format("# Bug zoo: assay against today's checkers ({})\n\n", meta.backend);
+  s += fmt::format("- date: {}\n- device: {}\n- commit: {}\n- gate budget: {:g} s per kernel\n- command: `{}`\n",
+                   meta.date, meta.device, meta.commit, meta.budget_s, meta.command);
+  if (!meta.note.empty()) s += "- note: " + meta.note + "\n";
+  s += "\nCells: caught / missed (planted bug), pass / FALSE ALARM (correct kernel), seconds to the first "
+       "failure; rules in docs/baselines.md.\n\n| kernel | expect |";
+  for (auto& c : kZooCheckers) s += " " + c + " |";
+  s += "\n|---|---|";
+  for (size_t j = 0; j < kZooCheckers.size(); ++j) s += "---|";
+  s += "\n";
+  for (const ZooRow& r : rows) {
+    s += fmt::format("| {} | {} |", r.name, r.expect.empty() ? "pass" : r.expect);
+    for (const ZooCell& c : r.cells) s += " " + cell_text(c) + " |";
+    s += "\n";
+  }
+  s += "\n| checker | detected | of them where it also fails a correct kernel | false alarms | median time to detect | "
+       "n/a | errors |\n|---|---|---|---|---|---|---|\n";
+  for (const CheckerTotals& t : totals)
+    s += fmt::format("| {} | {} | {} | {} | {:.2f} s | {} | {} |\n", t.checker, rate(t.caught, t.planted),
+                     t.caught_at_false_alarm, rate(t.false_alarms, t.correct), t.median_detect_s, t.not_applicable,
+                     t.errors);
+  s += "\n## First failure per cell\n\n";
+  for (const ZooRow& r : rows)
+    for (size_t j = 0; j < r.cells.size(); ++j)
+      if (!r.cells[j].detail.empty()) s += fmt::format("- {} / {}: {}\n", r.name, kZooCheckers[j], r.cells[j].detail);
+  return s;
+}
+
+nlohmann::json zoo_json(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals,
+                        const ZooMeta& meta) {
+  nlohmann::json j = {{"date", meta.date},       {"backend", meta.backend}, {"device", meta.device},
+                      {"commit", meta.commit},   {"budget_s", meta.budget_s}, {"command", meta.command},
+                      {"note", meta.note},       {"kernels", nlohmann::json::array()},
+                      {"totals", nlohmann::json::array()}};
+  for (const ZooRow& r : rows) {
+    nlohmann::json k = {{"name", r.name}, {"spec", r.spec}, {"expect", r.expect}, {"planted", r.planted}};
+    for (size_t i = 0; i < r.cells.size(); ++i) {
+      const ZooCell& c = r.cells[i];
+      k["checkers"][kZooCheckers[i]] = {{"status", c.status}, {"verdict", c.verdict}, {"seconds", c.seconds},
+                                        {"cases", c.cases},   {"detail", c.detail}, {"failed_case", c.failed_case}};
+    }
+    j["kernels"].push_back(k);
+  }
+  for (const CheckerTotals& t : totals)
+    j["totals"].push_back({{"checker", t.checker}, {"planted", t.planted}, {"caught", t.caught},
+                           {"correct", t.correct}, {"false_alarms", t.false_alarms},
+                           {"not_applicable", t.not_applicable}, {"errors", t.errors},
+                           {"caught_at_false_alarm", t.caught_at_false_alarm},
+                           {"median_detect_s", t.median_detect_s}});
+  return j;
+}
+
+}  // namespace assay::baseline
