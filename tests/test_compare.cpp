@@ -329,3 +329,73 @@ TEST_CASE("ulp_distance counts representable values, across zero", "[compare]") 
   // symmetric
   CHECK(ulp_distance(DType::f16, 3.0, -0.5) == ulp_distance(DType::f16, -0.5, 3.0));
 }
+
+// Spec `subnormals: flush` (docs/tolerance.md): results a flushing kernel may
+// give pass; the same results fail under the default `ieee` contract.
+TEST_CASE("compare: subnormals flush admits flushed results, ieee does not", "[compare]") {
+  const double tiny = std::ldexp(1.0, -149), fmin = std::ldexp(1.0, -126);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Case c = gemm_case(4, DType::f32, Recipe::uniform, 1, 0);
+  const Tolerance ieee = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
+  const Tolerance flush = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32), Subnormals::flush);
+  CHECK(ieee.abs_extra == 0);
+  CHECK_FALSE(ieee.inf_may_be_nan);
+  CHECK(flush.abs_extra > 0);
+  CHECK(flush.abs_extra < 64 * fmin);  // k = 4, |a|, |b| < 1: a few dozen FLT_MIN at most
+  SECTION("a subnormal result flushed to +0 or -0") {
+    Row row(DType::f32);
+    row.add(0.0, 3 * tiny, 3 * tiny);
+    row.add(-0.0, -5 * tiny, 5 * tiny);
+    CHECK(judge(row, ieee) == Verdict::mismatch);
+    CHECK(judge(row, flush) == Verdict::pass);
+  }
+  SECTION("a normal result made of products of flushed subnormal inputs") {
+    // four products 2^-127 * 0.75: each input subnormal, the sum 1.5 FLT_MIN is normal
+    Row row(DType::f32);
+    row.add(0.0, 1.5 * fmin, 1.5 * fmin);
+    CHECK(judge(row, ieee) == Verdict::mismatch);
+    CHECK(judge(row, flush) == Verdict::pass);
+  }
+  SECTION("NaN for an infinite reference: a flushed factor times Inf") {
+    Row row(DType::f32);
+    row.add(nan, inf, inf);
+    CHECK(judge(row, ieee) == Verdict::nan_mismatch);
+    CHECK(judge(row, flush) == Verdict::pass);
+  }
+  SECTION("flush excuses nothing else") {
+    Row wrong(DType::f32);
+    wrong.add(0.5, 1.0, 1.0);
+    CHECK(judge(wrong, flush) == Verdict::mismatch);
+    Row above(DType::f32);  // well above anything flushing can lose
+    above.add(0.0, 1e-30, 1e-30);
+    CHECK(judge(above, flush) == Verdict::mismatch);
+    Row finite_for_nan(DType::f32);
+    finite_for_nan.add(0.0, nan, 1.0);
+    CHECK(judge(finite_for_nan, flush) == Verdict::nan_mismatch);
+    Row wrong_inf(DType::f32);
+    wrong_inf.add(-inf, inf, inf);
+    CHECK(judge(wrong_inf, flush) == Verdict::nan_mismatch);
+  }
+  SECTION("an f16 output may be zero where the reference is an f16 subnormal") {
+    Case h = gemm_case(4, DType::f16, Recipe::uniform, 1, 0);
+    Row row(DType::f16);
+    row.add(0.0, std::ldexp(3.0, -24), std::ldexp(3.0, -24));
+    CHECK(judge(row, gemm::tolerance(h, Compute::f32, 2.0, poison_bits(DType::f16))) == Verdict::mismatch);
+    CHECK(judge(row, gemm::tolerance(h, Compute::f32, 2.0, poison_bits(DType::f16), Subnormals::flush)) ==
+          Verdict::pass);
+  }
+}
+
+TEST_CASE("flush_allowance grows with k, |alpha|, |beta| and the recipes' magnitudes", "[compare]") {
+  const double fmin = std::ldexp(1.0, -126);
+  Case c = gemm_case(100, DType::f32, Recipe::uniform, 1, 0);
+  // k (mu M_B + mu M_A + 2 mu) + 3 mu + mu(C), all mu = FLT_MIN, M = 1
+  CHECK(gemm::flush_allowance(c, Compute::f32) == Approx(404 * fmin));
+  Case big = gemm_case(1000, DType::f32, Recipe::uniform, -1.3, 0.7);
+  CHECK(gemm::flush_allowance(big, Compute::f32) > gemm::flush_allowance(c, Compute::f32));
+  Case mixed = gemm_case(100, DType::f32, Recipe::mixed, 1, 0);
+  CHECK(gemm::flush_allowance(mixed, Compute::f32) > gemm::flush_allowance(c, Compute::f32));
+  // f64 arithmetic flushes below 2^-1022 only
+  Case d = gemm_case(100, DType::f64, Recipe::uniform, 1, 0);
+  CHECK(gemm::flush_allowance(d, Compute::f64) < 1e-300);
+}

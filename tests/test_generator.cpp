@@ -131,8 +131,12 @@ TEST_CASE("sweep covers all 25 alpha/beta pairs and the four recipes", "[generat
     if (c.recipe == Recipe::specials) CHECK(c.alpha != 0);
 }
 
+const gemm::SweepTarget kGpu{BackendKind::cuda, 100e9}, kHost{BackendKind::host, 2e9};
+
+bool past_2_31(const TensorGeom& g) { return g.count() > (int64_t(1) << 31); }
+
 TEST_CASE("sweep has cases past the 32-bit index limits", "[generator]") {
-  auto cases = gemm::sweep(plain_spec(), 1);
+  auto cases = gemm::sweep(plain_spec(), 1, kGpu);
   bool big_a = false, big_b = false, long_m = false, long_n = false;
   const int64_t tiles = int64_t(65535) * 32;
   for (auto& c : cases) {
@@ -148,9 +152,52 @@ TEST_CASE("sweep has cases past the 32-bit index limits", "[generator]") {
   CHECK(long_n);
 }
 
+TEST_CASE("cases past 2^31 elements: cuda only, tiny other dims, within the memory budget", "[generator]") {
+  for (DType t : {DType::f32, DType::f16}) {
+    Spec s = plain_spec(t);
+    s.backend = BackendKind::cuda;
+    int big_a = 0, big_b = 0;
+    for (auto& c : gemm::sweep(s, 1, kGpu)) {
+      auto g = gemm::tensors(c);
+      if (!past_2_31(g[gemm::A]) && !past_2_31(g[gemm::B])) continue;
+      INFO(describe(c));
+      CHECK(gemm::case_bytes(c) <= kGpu.max_bytes);
+      CHECK(std::min({c.m, c.n, c.k}) <= 3);             // one dimension tiny
+      CHECK(std::max(c.m, c.n) % 32 != 0);                // no tile divides the big dimension
+      CHECK_FALSE(past_2_31(g[gemm::C]));
+      big_a += past_2_31(g[gemm::A]), big_b += past_2_31(g[gemm::B]);
+    }
+    CHECK(big_a == 1);
+    CHECK(big_b == 1);
+    // The host sweep has none (its limits would skip them anyway), nor has a
+    // cuda sweep whose memory budget cannot hold them.
+    for (auto target : {kHost, gemm::SweepTarget{BackendKind::cuda, 4e9}})
+      for (auto& c : gemm::sweep(s, 1, target)) {
+        auto g = gemm::tensors(c);
+        INFO(describe(c));
+        CHECK_FALSE(past_2_31(g[gemm::A]));
+        CHECK_FALSE(past_2_31(g[gemm::B]));
+      }
+  }
+}
+
+TEST_CASE("the index cases respect the spec's requires", "[generator]") {
+  Spec s = constrained_spec();
+  s.backend = BackendKind::cuda;
+  int big = 0;
+  for (auto& c : gemm::sweep(s, 1, kGpu)) {
+    auto g = gemm::tensors(c);
+    if (!past_2_31(g[gemm::A]) && !past_2_31(g[gemm::B])) continue;
+    INFO(describe(c));
+    CHECK(satisfies_by_hand(c));
+    ++big;
+  }
+  CHECK(big == 2);
+}
+
 TEST_CASE("sweep stays inside the spec's requires and is still a real sweep", "[generator]") {
   Spec s = constrained_spec();
-  auto cases = gemm::sweep(s, 3);
+  auto cases = gemm::sweep(s, 3, kGpu);
   CHECK(cases.size() > 50);
   std::set<int64_t> ms, ns;
   std::set<Recipe> recipes;

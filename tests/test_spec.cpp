@@ -85,6 +85,7 @@ TEST_CASE("spec: a full spec reads back", "[spec]") {
       "  b: f16\n"
       "  c: f64\n"
       "compute: tf32\n"
+      "subnormals: flush\n"
       "requires:\n"
       "  - k % 8 == 0\n"
       "  - aligned(A, 16) && row_major(B)\n"
@@ -103,6 +104,7 @@ TEST_CASE("spec: a full spec reads back", "[spec]") {
   CHECK(s.b == assay::DType::f16);
   CHECK(s.c == assay::DType::f64);
   CHECK(s.compute == assay::Compute::tf32);
+  CHECK(s.subnormals == assay::Subnormals::flush);
   REQUIRE(s.requires_.size() == 2);
   CHECK(s.requires_[0].text() == "k % 8 == 0");
   CHECK(s.requires_[1].text() == "aligned(A, 16) && row_major(B)");
@@ -119,6 +121,8 @@ TEST_CASE("spec: defaults", "[spec]") {
   CHECK(s.op == "gemm");
   CHECK(s.entry == "assay_run");
   CHECK(s.deterministic);
+  CHECK(s.subnormals == assay::Subnormals::ieee);
+  CHECK(d.parse(kMinimal + "subnormals: ieee\n").subnormals == assay::Subnormals::ieee);
   CHECK(s.expect.empty());
   CHECK(s.requires_.empty());
   CHECK(s.flags.empty());
@@ -163,6 +167,8 @@ TEST_CASE("spec: errors name the line and the key", "[spec]") {
   CHECK_THAT(d.error(with_line(5, "compute: fp32")),
              Contains(d.at(5, "compute")) && Contains("f64, f32, tf32, f16, bf16"));
   CHECK_THAT(d.error(kMinimal + "deterministic: maybe\n"), Contains(d.at(6, "deterministic")));
+  CHECK_THAT(d.error(kMinimal + "subnormals: ftz\n"), Contains(d.at(6, "subnormals")) && Contains("ieee, flush"));
+  CHECK_THAT(d.error(kMinimal + "subnormals: [flush]\n"), Contains(d.at(6, "subnormals")));
   CHECK_THAT(d.error(kMinimal + "expect: great\n"), Contains(d.at(6, "expect")) && Contains("verdict"));
   CHECK_THAT(d.error(kMinimal + "flags: -O3\n"), Contains(d.at(6, "flags")) && Contains("list"));
   CHECK_THAT(d.error(kMinimal + "flags: [[-O3]]\n"), Contains(d.at(6, "flags")));

@@ -48,6 +48,7 @@ CaseSession open_case_session(const CaseSessionArgs& a) {
   s.runner = make_runner(s.spec, *s.backend, kernel, isolate, fs::temp_directory_path() / "assay-repro");
   s.exec = ExecOptions{s.spec.compute, a.tolerance_scale > 0 ? a.tolerance_scale : gemm::kDefaultScale,
                        s.spec.deterministic, false, a.timeout};
+  s.exec.subnormals = s.spec.subnormals;
   return s;
 }
 

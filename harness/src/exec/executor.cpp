@@ -155,7 +155,7 @@ class CaseRun {
       c0 = c0_->data();
     }
     auto ref = gemm::reference(be_, c_, t_[gemm::A]->data(), t_[gemm::B]->data(), c0);
-    Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type));
+    Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type), opt_.subnormals);
     out.stats = compare(tol, t_[gemm::C]->geom(), GuardedTensor::data_in(c_after), ref.ref.data(), ref.bound.data(),
                         ref.terms.data());
     if (call == 1 && opt_.keep_tensors)

@@ -11,6 +11,7 @@
 #include "case/case.h"
 #include "exec/runner.h"
 #include "judge/compare.h"
+#include "spec/spec.h"
 
 namespace assay {
 
@@ -20,6 +21,7 @@ struct ExecOptions {
   bool deterministic = true;
   bool keep_tensors = false;  // fill CaseOutcome::tensors (for `assay repro --dump`)
   double timeout_s = 0;       // per call; 0: scaled with the case's size (gemm::default_timeout)
+  Subnormals subnormals = Subnormals::ieee;  // the spec's contract below the smallest normal
 };
 
 // Host copies of call 1's tensors, for dumping: A, B and C0 as the kernel saw

@@ -108,13 +108,15 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   }
   ExecOptions exec{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false,
                    opt.timeout_s};
+  exec.subnormals = spec.subnormals;
   const CaseLimits limits = limits_for(backend);
   const bool host = backend.kind() == BackendKind::host;
   const gemm::GenLimits gen{host ? 160 : 2048, host ? double(1 << 20) : double(1 << 30)};
   // The kernel's regression corpus first (journal indices below zero), then the sweep.
   std::vector<Case> sweep = corpus_cases(opt.corpus_dir / spec.name);
   const int64_t corpus_size = int64_t(sweep.size());
-  for (Case& c : gemm::sweep(spec, opt.seed)) sweep.push_back(std::move(c));
+  const gemm::SweepTarget target{backend.kind(), double(backend.memory_budget())};  // index cases: cuda, if they fit
+  for (Case& c : gemm::sweep(spec, opt.seed, target)) sweep.push_back(std::move(c));
   const int64_t sweep_size = int64_t(sweep.size()) - corpus_size;
   const int64_t max_cases = opt.max_cases.value_or(sweep_size + kDefaultRandomCases) + corpus_size;
   const fs::path case_dir = opt.out_dir / spec.name;

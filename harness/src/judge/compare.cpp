@@ -49,7 +49,7 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
         ++s.unwritten;
         ok = false;
       } else if (std::isnan(exact_ref) || std::isinf(exact_ref)) {
-        ok = std::isnan(exact_ref) ? std::isnan(got) : got == exact_ref;
+        ok = std::isnan(exact_ref) ? std::isnan(got) : got == exact_ref || (tol.inf_may_be_nan && std::isnan(got));
         class_error = !ok;
       } else if (!std::isfinite(got)) {
         // Only an overflow of the output type may turn a finite result infinite.
@@ -61,6 +61,7 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
       } else {
         allowed = tol.scale * tol.u_eff * bound[i] + ulp_of(tol.out, std::max(std::fabs(expected), std::fabs(got)));
         if (terms) allowed += tol.scale * tol.u_epilogue * terms[i];
+        allowed += tol.abs_extra;
         ok = std::fabs(got - expected) <= allowed;
       }
       const double ulps = ulp_distance(tol.out, got, expected);

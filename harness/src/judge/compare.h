@@ -19,6 +19,11 @@ struct Tolerance {
   int exact_bits = 0;
   bool poisoned = false;   // the output was poisoned before the call (no C0 to read)
   uint64_t poison = 0;
+  // A kernel that may flush subnormals (spec `subnormals: flush`): an absolute
+  // allowance added to every finite element, and NaN accepted where the
+  // reference is infinite (a flushed factor of an infinite product gives 0*Inf).
+  double abs_extra = 0;
+  bool inf_may_be_nan = false;
 };
 
 struct BadElement {

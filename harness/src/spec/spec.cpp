@@ -83,6 +83,8 @@ void read_optional(const Fields& top, Spec& s) {
     if (!is_c_identifier(s.entry)) top.fail(*f, quote(s.entry) + " is not a C identifier");
   }
   if (auto* f = top.optional("requires")) read_requires(top, *f, s);
+  if (auto* f = top.optional("subnormals"))
+    s.subnormals = top.choice(*f, {"ieee", "flush"}) == "flush" ? Subnormals::flush : Subnormals::ieee;
   if (auto* f = top.optional("deterministic")) s.deterministic = top.boolean(*f);
   if (auto* f = top.optional("expect")) {
     s.expect = top.string(*f);
@@ -106,8 +108,8 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& file) {
   s.file = file;
   try {
     Fields top(name, root);
-    top.only({"name", "op", "backend", "source", "entry", "dtypes", "compute", "requires", "deterministic",
-              "expect", "flags", "libs"});
+    top.only({"name", "op", "backend", "source", "entry", "dtypes", "compute", "subnormals", "requires",
+              "deterministic", "expect", "flags", "libs"});
     s.name = top.string(top.required("name"));
     s.backend = top.choice(top.required("backend"), {"cuda", "host"}) == "cuda" ? BackendKind::cuda
                                                                                 : BackendKind::host;

@@ -14,6 +14,12 @@ namespace assay {
 enum class BackendKind { cuda, host };
 std::string_view name(BackendKind b);
 
+// What the kernel's arithmetic does below the smallest normal number:
+// `ieee` keeps subnormals; `flush` may turn subnormal inputs, partial results
+// and outputs into zero of the same sign (fast-math, -ftz=true, PTX float
+// atomics). docs/tolerance.md says how `flush` widens the tolerance.
+enum class Subnormals { ieee, flush };
+
 struct Spec {
   std::filesystem::path file;    // the spec itself
   std::string name;
@@ -23,6 +29,7 @@ struct Spec {
   std::string entry = "assay_run";
   DType a = DType::f32, b = DType::f32, c = DType::f32;
   Compute compute = Compute::f32;
+  Subnormals subnormals = Subnormals::ieee;
   std::vector<Requirement> requires_;
   bool deterministic = true;
   std::string expect;               // empty, "pass", or a verdict name

@@ -116,6 +116,10 @@ std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
 }
 
 std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
+  return sweep(spec, seed, SweepTarget{spec.backend, INFINITY});
+}
+
+std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& target) {
   SweepBuilder b{spec, seed, {}, {}};
   const auto sizes = boundary_sizes();
   b.section();
@@ -163,14 +167,29 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
       b.add(c);
     }
   b.section();
+  // 4b. Special values where one or two products decide each element (beta = 0):
+  // a flushed subnormal or a lost 0*Inf cannot hide behind the other terms.
+  for (int64_t k : {1, 2, 3}) {
+    Case c = b.base(16, 16, k, "specials, tiny k");
+    c.recipe = Recipe::specials, c.alpha = 1, c.beta = 0;
+    b.add(c);
+  }
+  b.section();
   // 5. Large cases that fill the GPU (the host skips what exceeds its limits).
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{512, 512, 512}, {1000, 1000, 1000},
                          {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 1024}, {4097, 4095, 4099}})
     b.add(b.base(m, n, k, "large"));
   b.section();
-  // 6. 32-bit limits: a tensor past 2^31 elements, a dimension past 65,535 tiles.
-  b.add(b.base(1048577, 3, 2049, "index past 2^31 elements (A)"));
-  b.add(b.base(3, 1048577, 2049, "index past 2^31 elements (B)"));
+  // 6. 32-bit limits: a dimension past 65,535 tiles; on the GPU, an input past
+  // 2^31 elements with the other dimensions tiny (i*lda + p overflows an int;
+  // odd sizes so no tile divides them), where the memory budget holds it.
+  if (target.backend == BackendKind::cuda) {
+    const int64_t huge = (int64_t(1) << 20) + 7, mid = (int64_t(1) << 11) + 3;  // huge * mid > 2^31
+    for (auto [m, n, k, what] : {std::tuple{huge, int64_t(3), mid, "A"}, {int64_t(3), huge, mid, "B"}}) {
+      Case c = b.base(m, n, k, std::string("index past 2^31 elements (") + what + ")");
+      if (case_bytes(c) <= target.max_bytes) b.add(c);
+    }
+  }
   b.add(b.base(2097153, 2, 5, "m past 65,535 tiles"));
   b.add(b.base(2, 2097153, 5, "n past 65,535 tiles"));
   return b.interleaved();

@@ -16,7 +16,16 @@ struct GenLimits {
   double max_random_work = 1e9;   // and below this m*n*k
 };
 
+// Where the sweep will run: the cases past 2^31 elements are only for the cuda
+// backend, and only those that fit `max_bytes` (case_bytes) are kept.
+struct SweepTarget {
+  BackendKind backend = BackendKind::host;
+  double max_bytes = 0;
+};
+
 // The fixed sweep for `seed`, in order of priority (cheap, telling cases first).
+std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& target);
+// The same for the spec's own backend with no memory limit.
 std::vector<Case> sweep(const Spec& spec, uint64_t seed);
 // Random case `index` of the stream `seed`; nullopt if none fits the spec.
 std::optional<Case> random_case(const Spec& spec, uint64_t seed, uint64_t index, const GenLimits& lim);

@@ -4,12 +4,18 @@
 #pragma once
 #include "case/case.h"
 #include "judge/compare.h"
+#include "spec/spec.h"
 
 namespace assay::gemm {
 
 // Default T, calibrated on the H200 (docs/results/) with margin.
 inline constexpr double kDefaultScale = 2.0;
 
-Tolerance tolerance(const Case& c, Compute compute, double scale, uint64_t poison_bits);
+// `subnormals` is the spec's contract; `flush` adds flush_allowance().
+Tolerance tolerance(const Case& c, Compute compute, double scale, uint64_t poison_bits,
+                    Subnormals subnormals = Subnormals::ieee);
+// Largest |error| that flushing subnormals to zero can add to one element of
+// the case (derived in gemm_tolerance.cpp and docs/tolerance.md).
+double flush_allowance(const Case& c, Compute compute);
 
 }  // namespace assay::gemm
