@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,8 +20,11 @@ namespace assay {
 struct Buffer {  // an allocation in the backend's memory (device or host address)
   std::byte* data = nullptr;
   size_t bytes = 0;
-  int fd = -1;  // host: the memfd behind it, so a worker process can map it too
+  int fd = -1;       // host: the memfd behind it, so a worker process can map it too
+  uint64_t id = 0;   // cuda: the allocation's id, so a worker maps each one once
 };
+
+inline constexpr size_t kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
 
 class Backend {
  public:
@@ -51,6 +55,12 @@ class Backend {
   // The allocation that contains p, for sharing it with a worker process;
   // nullopt if p is not inside one of this backend's live buffers.
   virtual std::optional<Buffer> owner_of(const void* p) const = 0;
+  // cuda: writes the CUDA IPC handle of the allocation b (from owner_of);
+  // false where buffers are shared by fd instead.
+  virtual bool ipc_handle(const Buffer&, unsigned char (&)[kIpcHandleBytes]) { return false; }
+  // Called before the backend gives memory back to the device: a process that
+  // maps its buffers must unmap them first (CUDA IPC requires it). One hook.
+  virtual void set_unmap_hook(std::function<void()>) {}
 
   // Waits for all queued work. Returns "" or the error the device reported
   // (for CUDA: the first error, sticky or not, since the last call).

@@ -20,7 +20,7 @@ void CaseSessionArgs::add_to(CLI::App& app) {
   app.add_option("--cache-dir", cache_dir, "compiled-kernel cache (default ~/.cache/assay)");
   app.add_option("--tolerance-scale", tolerance_scale, "T in the tolerance bound (default 2)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--isolation", isolation, "worker (default for host kernels) | in-process")
+  app.add_option("--isolation", isolation, "worker (default) | in-process")
       ->check(CLI::IsMember({"worker", "in-process"}));
   app.add_option("--timeout", timeout, "seconds a call may take before it is a hang (default: scaled)")
       ->check(CLI::PositiveNumber);
@@ -42,7 +42,7 @@ CaseSession open_case_session(const CaseSessionArgs& a) {
   LoaderOptions lo;
   lo.cache_dir = a.cache_dir;
   if (s.spec.backend == BackendKind::cuda) lo.cuda_arch = cuda_arch();
-  const bool isolate = a.isolation == "worker" && s.spec.backend == BackendKind::host;
+  const bool isolate = a.isolation == "worker";
   lo.open = !isolate;
   LoadedKernel kernel = load_kernel(s.spec, lo);
   s.runner = make_runner(s.spec, *s.backend, kernel, isolate, fs::temp_directory_path() / "assay-repro");

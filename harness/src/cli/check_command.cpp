@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "gate/gate.h"
+#include "gate/sanitize.h"
 #include "gate/journal.h"
 
 #include <nlohmann/json.hpp>
@@ -33,11 +34,14 @@ struct CheckArgs {
   double timeout = 0;
   std::string resume;  // folder of an interrupted run
   std::string corpus = "corpus";
+  std::string sanitize;  // compute-sanitizer tool; empty: none
+  int sanitize_samples = 2;
 };
 
 // The journal keeps the run's options so that --resume needs nothing else.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
-                                   junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus)
+                                   junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus, sanitize,
+                                   sanitize_samples)
 
 std::vector<fs::path> collect_specs(const std::vector<std::string>& paths) {
   std::vector<fs::path> specs;
@@ -107,6 +111,9 @@ int run_check(CheckArgs a) {
   opt.journal = &journal;
   opt.corpus_dir = a.corpus;
   if (resume) opt.resume = &*resume;
+  opt.sanitize = a.sanitize, opt.sanitize_samples = a.sanitize_samples;
+  if (!a.sanitize.empty())
+    if (std::string why = sanitizer_unavailable(); !why.empty()) fmt::print("--sanitize {}: {}\n", a.sanitize, why);
 
   ReporterSet reporters;
   reporters.add(make_console_reporter(a.expect, a.quiet));
@@ -164,10 +171,15 @@ Command add_check(CLI::App& app) {
   c->add_option("--out", args->out_dir, "folder for failing case files (default assay-out)");
   c->add_option("--cache-dir", args->cache_dir, "compiled-kernel cache (default ~/.cache/assay)");
   c->add_option("--isolation", args->isolation,
-                 "worker (default: host candidates run in a separate process) | in-process (faster, unguarded)")
+                 "worker (default: candidates run in a separate process) | in-process (faster, unguarded)")
       ->check(CLI::IsMember({"worker", "in-process"}));
   c->add_option("--timeout", args->timeout, "seconds one call may take before it is a hang (default: scaled)")
       ->check(CLI::PositiveNumber);
+  c->add_option("--sanitize", args->sanitize,
+                 "replay failing cases and a few passing ones under compute-sanitizer with this tool")
+      ->check(CLI::IsMember({"memcheck", "racecheck", "initcheck", "synccheck"}));
+  c->add_option("--sanitize-samples", args->sanitize_samples, "passing cases replayed per kernel (default 2)")
+      ->check(CLI::NonNegativeNumber);
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
   c->add_option("--corpus", args->corpus, "regression corpus: DIR/<kernel name>/*.yaml replay first (default corpus)");

@@ -34,7 +34,7 @@ constexpr std::array<std::pair<Recipe, std::string_view>, 4> recipes{
     {{Recipe::ints, "ints"}, {Recipe::uniform, "uniform"}, {Recipe::mixed, "mixed"}, {Recipe::specials, "specials"}}};
 constexpr std::array<std::pair<BackendKind, std::string_view>, 2> backends{
     {{BackendKind::cuda, "cuda"}, {BackendKind::host, "host"}}};
-constexpr std::array<std::pair<Verdict, std::string_view>, 14> verdicts{{
+constexpr std::array<std::pair<Verdict, std::string_view>, 15> verdicts{{
     {Verdict::pass, "pass"},
     {Verdict::crash, "crash"},
     {Verdict::hang, "hang"},
@@ -49,6 +49,7 @@ constexpr std::array<std::pair<Verdict, std::string_view>, 14> verdicts{{
     {Verdict::nan_mismatch, "nan_mismatch"},
     {Verdict::mismatch, "mismatch"},
     {Verdict::nondeterministic, "nondeterministic"},
+    {Verdict::unordered_output, "unordered_output"},
 }};
 
 }  // namespace

@@ -121,6 +121,8 @@ class CaseRun {
     RunStatus status = runner_.run(frame.call, timeout);
     if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
     if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
+    if (status.end == RunEnd::device_error) return fail(out, call, Verdict::cuda_error, status.failure);
+    if (status.end == RunEnd::unordered_output) return fail(out, call, Verdict::unordered_output, status.failure);
     std::string device_error = be_.synchronize();
     if (!device_error.empty()) return fail(out, call, Verdict::cuda_error, device_error);
     if (!status.failure.empty()) return fail(out, call, Verdict::kernel_error, status.failure);

@@ -9,7 +9,13 @@
 
 namespace assay {
 
-enum class RunEnd { returned, crashed, timed_out };
+enum class RunEnd {
+  returned,
+  crashed,           // the candidate's process died or lost its CUDA context
+  timed_out,
+  device_error,      // a CUDA error its context survives (a worker's own report)
+  unordered_output,  // outputs still changed after the call's stream finished
+};
 
 struct RunStatus {
   RunEnd end = RunEnd::returned;

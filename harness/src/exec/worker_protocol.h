@@ -28,10 +28,23 @@ struct CallRequest {
   double scalars[kMaxScalars] = {};
   Tensor tensors[kMaxTensors];  // inputs, then outputs
   uint64_t buffer_bytes[kMaxTensors] = {};
+  // cuda: buffers travel as CUDA IPC handles, keyed by the allocation's id
+  // (the worker maps each id once and keeps it); host: as the passed fds.
+  uint64_t buffer_ids[kMaxTensors] = {};
+  unsigned char ipc_handles[kMaxTensors][64] = {};
+};
+
+// How a call ended, as the worker saw it.
+enum class CallEnd : int32_t {
+  returned = 0,
+  device_error = 1,      // a CUDA error the context survives (e.g. a bad launch)
+  fatal = 2,             // a sticky CUDA error or a broken limit: the worker leaves after replying
+  unordered_output = 3,  // an output changed after the call's stream had finished
 };
 
 struct Reply {  // also the worker's first message: ready (code 0) or why not
-  int32_t code = 0;
+  int32_t code = 0;  // assay_run's return value
+  CallEnd end = CallEnd::returned;
   char message[1024] = {};
 };
 

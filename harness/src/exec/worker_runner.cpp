@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -30,17 +31,22 @@ fs::path worker_executable() {
 }
 
 WorkerRunner::WorkerRunner(Backend& backend, WorkerOptions opt) : backend_(backend), opt_(std::move(opt)) {
-  if (backend.kind() != BackendKind::host)
-    throw InfraError("out-of-process runs of cuda kernels are not implemented yet; use --isolation in-process");
+  // Before device memory goes back to the driver, the worker must have let go
+  // of its mappings: stopping it does that (the next call starts a fresh one).
+  backend_.set_unmap_hook([this] { stop(); });
 }
 
-WorkerRunner::~WorkerRunner() { stop(); }
+WorkerRunner::~WorkerRunner() {
+  backend_.set_unmap_hook(nullptr);
+  stop();
+}
 
 namespace {
 
 // In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_worker(int sock, const char* exe, const char* sock_arg, const char* lib, const char* entry,
-                              const char* log, rlim_t memory, rlim_t cpu) {
+// args: the worker's argv after the program name, nullptr-terminated.
+[[noreturn]] void exec_worker(int sock, const char* exe, char* const* argv, const char* log, bool cuda, rlim_t memory,
+                              rlim_t cpu) {
   setpgid(0, 0);  // the worker and anything it forks die together
   if (sock != 3) {
     dup2(sock, 3);
@@ -53,13 +59,13 @@ namespace {
   dup2(out < 0 ? devnull : out, 1);
   dup2(out < 0 ? devnull : out, 2);
   close_range(4, ~0U, 0);  // nothing of the harness's is inherited but the socket
-  rlimit as{memory, memory}, cpu_limit{cpu, cpu}, core{0, 0}, files{64, 64};
-  setrlimit(RLIMIT_AS, &as);
+  // CUDA reserves far more address space than it uses: bound the memory a
+  // cuda worker writes to (RLIMIT_DATA), not its address space.
+  rlimit mem{memory, memory}, cpu_limit{cpu, cpu}, core{0, 0}, files{cuda ? 256u : 64u, cuda ? 256u : 64u};
+  setrlimit(cuda ? RLIMIT_DATA : RLIMIT_AS, &mem);
   setrlimit(RLIMIT_CPU, &cpu_limit);
   setrlimit(RLIMIT_CORE, &core);
   setrlimit(RLIMIT_NOFILE, &files);
-  char* const argv[] = {const_cast<char*>("assay-worker"), const_cast<char*>(sock_arg), const_cast<char*>(lib),
-                        const_cast<char*>(entry), nullptr};
   execv(exe, argv);
   _exit(127);
 }
@@ -81,11 +87,18 @@ std::string WorkerRunner::start() {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     throw InfraError(fmt::format("socketpair: {}", std::strerror(errno)));
-  const std::string lib = opt_.library.string(), log = opt_.log_file.string();
+  const bool cuda = backend_.kind() == BackendKind::cuda;
+  std::vector<std::string> args = {"assay-worker", "3", opt_.library.string(), opt_.entry, cuda ? "cuda" : "host"};
+  if (cuda) args.push_back(std::to_string(backend_.device().device_id));
+  if (cuda) args.push_back(std::to_string(opt_.device_memory_limit));
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string log = opt_.log_file.string();
   pid_t pid = fork();
   if (pid < 0) throw InfraError(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0)
-    exec_worker(pair[1], exe.c_str(), "3", lib.c_str(), opt_.entry.c_str(), log.c_str(), rlim_t(opt_.memory_limit),
+    exec_worker(pair[1], exe.c_str(), argv.data(), log.c_str(), cuda, rlim_t(opt_.memory_limit),
                 rlim_t(opt_.cpu_limit_s));
   close(pair[1]);
   pid_ = pid, sock_ = pair[0], ++started_;
@@ -147,23 +160,11 @@ RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
     throw InfraError("call too large for the worker protocol");
   std::copy(call.scalars, call.scalars + call.num_scalars, req.scalars);
   int fds[wire::kMaxTensors];
-  for (int i = 0; i < call.num_inputs + call.num_outputs; ++i) {
-    const DLTensor& t = i < call.num_inputs ? call.inputs[i] : call.outputs[i - call.num_inputs];
-    std::optional<Buffer> owner = backend_.owner_of(t.data);
-    if (!owner || t.ndim > wire::kMaxDims) throw InfraError("a tensor of the call is not in a shareable buffer");
-    int index = 0;
-    while (index < req.num_buffers && fds[index] != owner->fd) ++index;
-    if (index == req.num_buffers) fds[req.num_buffers] = owner->fd, req.buffer_bytes[req.num_buffers++] = owner->bytes;
-    wire::Tensor& w = req.tensors[i];
-    w.ndim = t.ndim;
-    std::copy(t.shape, t.shape + t.ndim, w.shape);
-    if (t.strides) std::copy(t.strides, t.strides + t.ndim, w.strides), w.has_strides = 1;
-    w.code = t.dtype.code, w.bits = t.dtype.bits, w.lanes = t.dtype.lanes;
-    w.byte_offset = t.byte_offset;
-    w.buffer = index;
-    w.data_offset = uint64_t(static_cast<const std::byte*>(t.data) - owner->data);
-  }
-  if (!wire::send_message(sock_, &req, sizeof req, fds, req.num_buffers)) return reap("the call");
+  describe_buffers(call, req, fds);
+  // The harness's fills and copies must be done before another process reads them.
+  if (std::string e = backend_.synchronize(); !e.empty()) throw InfraError("before a worker call: " + e);
+  const int nfds = backend_.kind() == BackendKind::host ? req.num_buffers : 0;
+  if (!wire::send_message(sock_, &req, sizeof req, fds, nfds)) return reap("the call");
   pollfd p{sock_, POLLIN, 0};
   int ready = poll(&p, 1, int(std::min(timeout_s * 1000.0, 2.0e9)));
   if (ready == 0) {
@@ -177,7 +178,41 @@ RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
   wire::Reply reply;
   if (!wire::recv_message(sock_, &reply, sizeof reply, nullptr, 0, nullptr)) return reap("the call");
   std::string message(reply.message, strnlen(reply.message, sizeof reply.message));
-  return RunStatus{RunEnd::returned, reply.code, message};
+  switch (reply.end) {
+    case wire::CallEnd::returned: return RunStatus{RunEnd::returned, reply.code, message};
+    case wire::CallEnd::device_error: return RunStatus{RunEnd::device_error, reply.code, message};
+    case wire::CallEnd::unordered_output: return RunStatus{RunEnd::unordered_output, reply.code, message};
+    case wire::CallEnd::fatal: break;
+  }
+  stop();  // it is leaving anyway; a fresh worker takes the next call
+  return RunStatus{RunEnd::crashed, reply.code, message};
+}
+
+void WorkerRunner::describe_buffers(const assay_call& call, wire::CallRequest& req, int* fds) {
+  uint64_t keys[wire::kMaxTensors];  // fd or allocation id: one entry per distinct buffer
+  for (int i = 0; i < call.num_inputs + call.num_outputs; ++i) {
+    const DLTensor& t = i < call.num_inputs ? call.inputs[i] : call.outputs[i - call.num_inputs];
+    std::optional<Buffer> owner = backend_.owner_of(t.data);
+    if (!owner || t.ndim > wire::kMaxDims) throw InfraError("a tensor of the call is not in a shareable buffer");
+    const uint64_t key = owner->fd >= 0 ? uint64_t(owner->fd) : owner->id;
+    int index = 0;
+    while (index < req.num_buffers && keys[index] != key) ++index;
+    if (index == req.num_buffers) {
+      keys[index] = key, fds[index] = owner->fd, req.buffer_ids[index] = owner->id;
+      req.buffer_bytes[index] = owner->bytes;
+      if (owner->fd < 0 && !backend_.ipc_handle(*owner, req.ipc_handles[index]))
+        throw InfraError("this backend cannot share its buffers with a worker");
+      ++req.num_buffers;
+    }
+    wire::Tensor& w = req.tensors[i];
+    w.ndim = t.ndim;
+    std::copy(t.shape, t.shape + t.ndim, w.shape);
+    if (t.strides) std::copy(t.strides, t.strides + t.ndim, w.strides), w.has_strides = 1;
+    w.code = t.dtype.code, w.bits = t.dtype.bits, w.lanes = t.dtype.lanes;
+    w.byte_offset = t.byte_offset;
+    w.buffer = index;
+    w.data_offset = uint64_t(static_cast<const std::byte*>(t.data) - owner->data);
+  }
 }
 
 }  // namespace assay

@@ -12,18 +12,20 @@
 #include "exec/runner.h"
 
 namespace assay {
+namespace wire { struct CallRequest; }
 
 struct WorkerOptions {
   std::filesystem::path library;  // the compiled candidate
   std::string entry = "assay_run";
-  size_t memory_limit = size_t(16) << 30;  // address space of the worker (RLIMIT_AS)
+  size_t memory_limit = size_t(16) << 30;  // host memory of the worker (RLIMIT_AS; RLIMIT_DATA for cuda)
+  size_t device_memory_limit = size_t(8) << 30;  // cuda: device memory a call may keep beyond the case's buffers
   double cpu_limit_s = 3600;               // RLIMIT_CPU, a backstop behind the timeout
   std::filesystem::path log_file;          // the worker's stdout and stderr; empty: /dev/null
 };
 
 class WorkerRunner final : public Runner {
  public:
-  // Only host buffers can be shared so far (CUDA IPC is issue #3's GPU half).
+  // Host buffers are shared as memfds, cuda ones as CUDA IPC handles.
   WorkerRunner(Backend& backend, WorkerOptions opt);
   ~WorkerRunner() override;
   RunStatus run(const assay_call& call, double timeout_s) override;
@@ -35,6 +37,8 @@ class WorkerRunner final : public Runner {
   std::string start();  // "" or why the worker could not start
   void stop();
   RunStatus reap(const char* during);  // the worker died: how?
+  // The request's buffer table: fds (host) or ids and IPC handles (cuda).
+  void describe_buffers(const assay_call& call, wire::CallRequest& req, int* fds);
 
   Backend& backend_;
   WorkerOptions opt_;

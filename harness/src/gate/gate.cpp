@@ -9,12 +9,21 @@
 #include "core/error.h"
 #include "exec/worker_runner.h"
 #include "gate/journal.h"
+#include "gate/sanitize.h"
 #include "shrink/shrinker.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_tolerance.h"
 
 namespace assay {
 namespace fs = std::filesystem;
+
+// Passing cases small enough to replay under a sanitizer (racecheck costs ~18x).
+constexpr double kSanitizeSampleWork = double(1 << 22);
+struct SampleCase {
+  int64_t index;
+  Case c;
+  CaseOutcome outcome;
+};
 
 CaseLimits limits_for(const Backend& backend) {
   // The host runs candidates on a CPU core: keep its cases small enough for CI.
@@ -73,6 +82,33 @@ std::vector<Case> corpus_cases(const fs::path& dir) {
   return cases;
 }
 
+static void shrink_first_failure(const Spec& spec, const CaseProbe& probe, int attempts, const fs::path& case_dir,
+                          int64_t index, CaseFailure& failure) {
+  ShrinkResult s = shrink(spec, failure.c, failure.outcome, probe, attempts);
+  if (s.shrunk == failure.c) return;
+  fs::path shrunk = save_case(case_dir, spec, s.shrunk, s.outcome, index, "-shrunk");
+  failure.shrunk = {shrunk, explain(s)};
+}
+
+// Failing cases (but hangs: a replay would only hang again) and a few small
+// passing ones, spread over the run, go through compute-sanitizer.
+static void replay_under_sanitizer(const Spec& spec, const GateOptions& opt, const std::vector<SampleCase>& passes,
+                            KernelReport& report) {
+  report.sanitizer_tool = opt.sanitize;
+  report.sanitizer_note = sanitizer_unavailable();
+  if (!report.sanitizer_note.empty()) return;
+  std::vector<fs::path> files;
+  for (auto& f : report.failures)
+    if (f.outcome.verdict != Verdict::hang && !f.case_file.empty()) files.push_back(f.case_file);
+  const size_t n = std::min(passes.size(), size_t(std::max(0, opt.sanitize_samples)));
+  for (size_t j = 0; j < n; ++j) {
+    const SampleCase& p = passes[j * passes.size() / n];
+    files.push_back(save_case(opt.out_dir / spec.name, spec, p.c, p.outcome, p.index, "-sample"));
+  }
+  report.sanitizer = sanitize_cases(opt.sanitize, files, opt.loader.cache_dir);
+  if (files.empty()) report.sanitizer_note = "no case to replay";
+}
+
 KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter) {
   KernelReport report;
   report.name = spec.name;
@@ -83,15 +119,14 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   reporter.kernel_started(report);
 
-  const bool isolate = opt.isolation == Isolation::worker && spec.backend == BackendKind::host;
+  const bool isolate = opt.isolation == Isolation::worker;
   report.isolation = isolate ? "worker" : "in-process";
   LoadedKernel kernel;
   std::unique_ptr<Runner> runner;
   try {
     if (!isolate && (spec.expect == "crash" || spec.expect == "hang"))
-      throw InputError(fmt::format("{}: a kernel expected to {} must run in a worker process, which {} kernels "
-                                   "cannot do yet (--isolation worker is for host kernels)",
-                                   spec.file.string(), spec.expect, name(spec.backend)));
+      throw InputError(fmt::format("{}: a kernel expected to {} must run in a worker process "
+                                   "(--isolation worker, the default)", spec.file.string(), spec.expect));
     LoaderOptions lo = opt.loader;
     lo.open = !isolate;
     kernel = load_kernel(spec, lo);
@@ -127,6 +162,7 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     auto it = opt.resume->finished.find(spec_key);
     if (it != opt.resume->finished.end()) done = &it->second;
   }
+  std::vector<SampleCase> small_passes;  // candidates for sanitizer replays
   for (int64_t slot = 0; slot < max_cases; ++slot) {
     const int64_t i = slot - corpus_size;  // negative: a corpus case
     if (elapsed() > opt.budget_seconds || int(report.failures.size()) >= opt.max_failures) break;
@@ -160,20 +196,20 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     if (outcome.verdict == Verdict::pass) {
       ++report.cases_passed;
       report.worst_pass_ratio = std::max(report.worst_pass_ratio, outcome.stats.max_ratio);
+      if (!opt.sanitize.empty() && work <= kSanitizeSampleWork) small_passes.push_back({i, *c, outcome});
     } else {
       report.failures.push_back({*c, outcome, file, "assay repro " + file.string()});
       if (report.failures.size() == 1 && opt.shrink_attempts > 0 && shrinkable(outcome.verdict)) {
         CaseProbe probe = [&](const Case& x) { return run_case(backend, *runner, x, exec); };
-        ShrinkResult s = shrink(spec, *c, outcome, probe, opt.shrink_attempts);
-        if (!(s.shrunk == *c)) {
-          fs::path shrunk = save_case(case_dir, spec, s.shrunk, s.outcome, i, "-shrunk");
-          report.failures.front().shrunk = {shrunk, explain(s)};
-        }
+        shrink_first_failure(spec, probe, opt.shrink_attempts, case_dir, i, report.failures.front());
       }
-      if (outcome.verdict == Verdict::cuda_error) break;  // the context may be poisoned (issue #3 isolates it)
+      // In process, a CUDA error may have poisoned the harness's own context.
+      if (!isolate && outcome.verdict == Verdict::cuda_error) break;
     }
     reporter.case_done(report, *c, outcome);
   }
+  runner.reset();  // the worker lets go of the case buffers before anything else runs
+  if (!opt.sanitize.empty()) replay_under_sanitizer(spec, opt, small_passes, report);
   report.seconds = elapsed();
   reporter.kernel_done(report);
   return report;

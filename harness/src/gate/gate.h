@@ -28,6 +28,8 @@ struct GateOptions {
   int shrink_attempts = 200;                    // cases spent shrinking a kernel's first failure; 0: none
   class Journal* journal = nullptr;             // record every case before and after it runs
   const struct ResumeState* resume = nullptr;   // cases an interrupted run already finished
+  std::string sanitize;                         // compute-sanitizer tool for replays; empty: none
+  int sanitize_samples = 2;                     // small passing cases replayed besides the failures
 };
 
 inline constexpr int64_t kDefaultRandomCases = 200;

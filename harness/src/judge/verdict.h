@@ -21,6 +21,7 @@ enum class Verdict {
   nan_mismatch,         // NaN/Inf class differs from the reference
   mismatch,             // finite values outside the tolerance
   nondeterministic,     // a bitwise repeat gave different bits
+  unordered_output,     // outputs changed after the call's stream finished (work on another stream)
 };
 
 std::string_view name(Verdict v);
@@ -28,6 +29,7 @@ std::optional<Verdict> parse_verdict(std::string_view s);
 inline constexpr Verdict all_verdicts[] = {
     Verdict::pass, Verdict::crash, Verdict::hang, Verdict::cuda_error, Verdict::kernel_error, Verdict::out_of_bounds_write,
     Verdict::input_modified, Verdict::rejected, Verdict::unwritten_output, Verdict::stale_result,
-    Verdict::cached_result, Verdict::nan_mismatch, Verdict::mismatch, Verdict::nondeterministic};
+    Verdict::cached_result, Verdict::nan_mismatch, Verdict::mismatch, Verdict::nondeterministic,
+    Verdict::unordered_output};
 
 }  // namespace assay

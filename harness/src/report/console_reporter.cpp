@@ -47,6 +47,11 @@ class ConsoleReporter final : public Reporter {
       if (!f.shrunk.case_file.empty())
         fmt::print("     shrunk: {}       __REPRO: assay repro {}\n", f.shrunk.explanation, f.shrunk.case_file.string());
     }
+    if (!k.sanitizer_note.empty()) fmt::print("     sanitize: {}\n", k.sanitizer_note);
+    for (auto& s : k.sanitizer)
+      fmt::print("     {} on {}: {}, report {}\n", k.sanitizer_tool, s.case_file.filename().string(),
+                 s.timed_out ? "timed out" : s.errors < 0 ? "no summary (see report)" : fmt::format("{} errors", s.errors),
+                 s.report.string());
     std::fflush(stdout);
   }
 

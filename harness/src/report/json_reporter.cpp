@@ -31,14 +31,18 @@ class JsonReporter final : public Reporter {
   void run_done(const std::vector<KernelReport>& ks) override {
     json kernels = json::array();
     for (auto& k : ks) {
-      json failures = json::array();
+      json failures = json::array(), sanitizer = json::array();
       for (auto& f : k.failures) failures.push_back(failure_json(f));
+      for (auto& s : k.sanitizer)
+        sanitizer.push_back({{"tool", k.sanitizer_tool}, {"case_file", s.case_file.string()},
+                             {"report", s.report.string()}, {"errors", s.errors}, {"timed_out", s.timed_out}});
       kernels.push_back({{"name", k.name}, {"spec", k.spec_file.string()}, {"backend", k.backend},
                          {"verdict", k.verdict()}, {"expect", k.expect}, {"expect_met", k.expect_met()},
                          {"setup_error", k.setup_error}, {"cases_run", k.cases_run},
                          {"cases_passed", k.cases_passed}, {"cases_skipped", k.cases_skipped},
                          {"skip_reasons", k.skip_reasons}, {"seconds", k.seconds}, {"cases_per_second", k.seconds > 0 ? k.cases_run / k.seconds : 0.0},
-                         {"worst_pass_bound_ratio", k.worst_pass_ratio}, {"failures", failures}});
+                         {"worst_pass_bound_ratio", k.worst_pass_ratio}, {"failures", failures},
+                         {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note}});
     }
     std::ofstream out(file_);
     out << json{{"tool", "assay"}, {"kernels", kernels}}.dump(2) << "\n";

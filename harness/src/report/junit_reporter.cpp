@@ -49,6 +49,10 @@ class JunitReporter final : public Reporter {
         for (auto& f : k.failures)
           text += fmt::format("{}: {}\n{}\nrepro: {}\n", name(f.outcome.verdict), describe(f.c), f.outcome.detail,
                               f.repro);
+        for (auto& c : k.sanitizer)
+          if (c.errors != 0 || c.timed_out)
+            text += fmt::format("{} on {}: {} errors{}; report {}\n", k.sanitizer_tool, c.case_file.string(), c.errors,
+                                c.timed_out ? " (timed out)" : "", c.report.string());
         body += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(k.verdict()),
                             xml_escape(k.verdict()), xml_escape(text));
       }

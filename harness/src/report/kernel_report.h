@@ -8,6 +8,7 @@
 
 #include "case/case.h"
 #include "exec/executor.h"
+#include "gate/sanitize.h"
 #include "spec/spec.h"
 
 namespace assay {
@@ -38,8 +39,13 @@ struct KernelReport {
   // Largest |error| / allowed error over the passing cases: how close correct
   // results come to the tolerance (calibration of T, docs/tolerance.md).
   double worst_pass_ratio = 0;
+  // compute-sanitizer replays (--sanitize); the note says why there were none.
+  std::string sanitizer_tool, sanitizer_note;
+  std::vector<SanitizerCheck> sanitizer;
+  int sanitizer_errors() const;  // errors found over all replays
 
-  // The first failing case decides the kernel's verdict.
+  // The first failing case decides the kernel's verdict; without one, any
+  // sanitizer error makes it "sanitizer_error".
   std::string verdict() const;
   // True when the verdict is what the spec's `expect` says (or pass if none).
   bool expect_met() const;

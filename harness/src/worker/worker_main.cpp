@@ -1,12 +1,12 @@
 // assay-worker: the process that runs an untrusted candidate. It owns nothing
 // the verdict depends on: it maps the case's buffers (shared with the harness),
-// calls assay_run, and reports the return code. If the candidate crashes, hangs
-// or scribbles over memory, only this process suffers; the harness starts a
-// fresh one.
+// calls assay_run, waits for its work and reports how it ended. If the
+// candidate crashes, hangs or scribbles over memory, only this process
+// suffers; the harness starts a fresh one.
 //
-//   assay-worker SOCKET_FD LIBRARY ENTRY
+//   assay-worker SOCKET_FD LIBRARY ENTRY host
+//   assay-worker SOCKET_FD LIBRARY ENTRY cuda DEVICE MEMORY_LIMIT_BYTES
 #include <dlfcn.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,82 +15,102 @@
 #include <string>
 
 #include "assay/abi.h"
-#include "exec/worker_protocol.h"
+#include "worker/worker_device.h"
 
 namespace {
 
 using namespace assay::wire;
+using assay::worker::Bases;
+using assay::worker::WorkerDevice;
 
-void reply(int sock, int code, const std::string& message) {
+void reply(int sock, int code, CallEnd end, const std::string& message) {
   Reply r;
-  r.code = code;
+  r.code = code, r.end = end;
   std::snprintf(r.message, sizeof r.message, "%s", message.c_str());
   if (!send_message(sock, &r, sizeof r, nullptr, 0)) std::_Exit(2);
 }
 
-// Serves one call: map the buffers, build the DLTensors, call, unmap.
-void serve(int sock, assay_run_fn run, const CallRequest& req, const int* fds, int nfds) {
-  void* maps[kMaxTensors] = {};
-  bool ok = req.num_buffers == nfds && req.num_buffers <= kMaxTensors &&
-            req.num_inputs + req.num_outputs <= kMaxTensors && req.num_scalars <= kMaxScalars;
-  for (int i = 0; ok && i < nfds; ++i) {
-    maps[i] = mmap(nullptr, req.buffer_bytes[i], PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
-    ok = maps[i] != MAP_FAILED;
-    if (!ok) maps[i] = nullptr;
-  }
-  DLTensor tensors[kMaxTensors] = {};
-  int64_t shapes[kMaxTensors][kMaxDims], strides[kMaxTensors][kMaxDims];
-  const int count = req.num_inputs + req.num_outputs;
-  for (int i = 0; ok && i < count; ++i) {
+// The request comes from the harness, but check it anyway: a bad index here
+// would be a crash blamed on the candidate.
+bool well_formed(const CallRequest& req) {
+  if (req.num_buffers < 0 || req.num_buffers > kMaxTensors || req.num_inputs < 0 || req.num_outputs < 0 ||
+      req.num_inputs + req.num_outputs > kMaxTensors || req.num_scalars < 0 || req.num_scalars > kMaxScalars)
+    return false;
+  for (int i = 0; i < req.num_inputs + req.num_outputs; ++i) {
     const Tensor& t = req.tensors[i];
-    ok = t.buffer >= 0 && t.buffer < nfds && t.ndim >= 0 && t.ndim <= kMaxDims &&
-         t.data_offset < req.buffer_bytes[t.buffer];
-    if (!ok) break;
-    std::memcpy(shapes[i], t.shape, sizeof t.shape);
-    std::memcpy(strides[i], t.strides, sizeof t.strides);
-    tensors[i] = DLTensor{static_cast<char*>(maps[t.buffer]) + t.data_offset, DLDevice{kDLCPU, 0}, t.ndim,
-                          DLDataType{t.code, t.bits, t.lanes}, shapes[i], t.has_strides ? strides[i] : nullptr,
-                          t.byte_offset};
+    if (t.buffer < 0 || t.buffer >= req.num_buffers || t.ndim < 0 || t.ndim > kMaxDims ||
+        t.data_offset >= req.buffer_bytes[t.buffer])
+      return false;
   }
-  if (!ok) {
-    reply(sock, -1, "worker: malformed call request");
+  return true;
+}
+
+// Serves one call; returns false when the worker must leave (context lost).
+bool serve(int sock, assay_run_fn run, WorkerDevice& dev, const CallRequest& req, const int* fds, int nfds) {
+  Bases base = {};
+  std::string why = well_formed(req) ? dev.map(req, fds, nfds, base) : "worker: malformed call request";
+  bool stay = true;
+  if (!why.empty()) {
+    reply(sock, -1, CallEnd::returned, why);
   } else {
+    DLTensor tensors[kMaxTensors] = {};
+    int64_t shapes[kMaxTensors][kMaxDims], strides[kMaxTensors][kMaxDims];
+    for (int i = 0; i < req.num_inputs + req.num_outputs; ++i) {
+      const Tensor& t = req.tensors[i];
+      std::memcpy(shapes[i], t.shape, sizeof t.shape);
+      std::memcpy(strides[i], t.strides, sizeof t.strides);
+      tensors[i] = DLTensor{static_cast<char*>(base[t.buffer]) + t.data_offset, dev.device(), t.ndim,
+                            DLDataType{t.code, t.bits, t.lanes}, shapes[i], t.has_strides ? strides[i] : nullptr,
+                            t.byte_offset};
+    }
     char op[sizeof req.op + 1] = {};
     std::memcpy(op, req.op, sizeof req.op);
     assay_call call{ASSAY_ABI_VERSION, op, req.num_inputs, tensors, req.num_outputs, tensors + req.num_inputs,
-                    req.num_scalars, req.scalars, nullptr, nullptr, 0};
+                    req.num_scalars, req.scalars, dev.stream(), nullptr, 0};
+    dev.before_call(req, base);
     int code = run(&call);
-    reply(sock, code, "");
+    std::string message;
+    CallEnd end = dev.after_call(req, base, message);
+    reply(sock, code, end, message);
+    stay = end != CallEnd::fatal;
   }
-  for (int i = 0; i < nfds; ++i) {
-    if (maps[i]) munmap(maps[i], req.buffer_bytes[i]);
-    close(fds[i]);
-  }
+  dev.unmap(req, base);
+  for (int i = 0; i < nfds; ++i) close(fds[i]);
+  return stay;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: assay-worker SOCKET_FD LIBRARY ENTRY (started by assay, not by hand)\n");
+  const bool cuda = argc == 7 && std::strcmp(argv[4], "cuda") == 0;
+  if (!cuda && !(argc == 5 && std::strcmp(argv[4], "host") == 0)) {
+    std::fprintf(stderr, "usage: assay-worker SOCKET_FD LIBRARY ENTRY host|cuda DEVICE LIMIT (started by assay)\n");
     return 2;
   }
   const int sock = std::atoi(argv[1]);
+  std::string why;
+  std::unique_ptr<WorkerDevice> dev =
+      cuda ? assay::worker::cuda_device(std::atoi(argv[5]), std::strtoull(argv[6], nullptr, 10), why)
+           : assay::worker::host_device();
+  if (!dev) {
+    reply(sock, -1, CallEnd::returned, why);
+    return 0;
+  }
   void* handle = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
-    reply(sock, -1, std::string("cannot load ") + argv[2] + ": " + dlerror());
+    reply(sock, -1, CallEnd::returned, std::string("cannot load ") + argv[2] + ": " + dlerror());
     return 0;
   }
   auto run = reinterpret_cast<assay_run_fn>(dlsym(handle, argv[3]));
   if (!run) {
-    reply(sock, -1, std::string("entry '") + argv[3] + "' not found in " + argv[2]);
+    reply(sock, -1, CallEnd::returned, std::string("entry '") + argv[3] + "' not found in " + argv[2]);
     return 0;
   }
-  reply(sock, 0, "ready");
+  reply(sock, 0, CallEnd::returned, "ready");
   for (;;) {
     CallRequest req;
     int fds[kMaxTensors], nfds = 0;
     if (!recv_message(sock, &req, sizeof req, fds, kMaxTensors, &nfds)) return 0;  // harness gone or done
-    serve(sock, run, req, fds, nfds);
+    if (!serve(sock, run, *dev, req, fds, nfds)) std::_Exit(0);  // no teardown of a lost context
   }
 }

@@ -3,6 +3,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "backend/host/host_backend.h"
@@ -49,16 +51,34 @@ CudaBackend::CudaBackend() {
   size_t free_bytes = 0, total = 0;
   check_cuda(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
   budget_ = free_bytes / 10 * 8;  // leave room for the candidate's own allocations
-  // Allocations come from the stream-ordered pool and stay there between
-  // cases: cudaMalloc/cudaFree per buffer would synchronise the device each time.
+  // The reference's FP64 scratch comes from the stream-ordered pool; keep
+  // what it grew to, so cases do not pay for the pool's growth again.
   cudaMemPool_t pool;
   check_cuda(cudaDeviceGetDefaultMemPool(&pool, device_), "default memory pool");
   uint64_t keep = UINT64_MAX;
   check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "pool threshold");
+  // Case buffers are whole blocks, each shareable with a worker (block_cache.h).
+  BlockCache::Device device;
+  device.allocate = [](size_t bytes) -> std::byte* {
+    void* p = nullptr;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+      cudaGetLastError();  // out of memory is not sticky: clear it
+      return nullptr;
+    }
+    return static_cast<std::byte*>(p);
+  };
+  device.free = [](std::byte* p) { cudaFree(p); };
+  device.before_free = [this] {
+    if (unmap_hook_) unmap_hook_();
+  };
+  blocks_ = std::make_unique<BlockCache>(std::move(device));
   check_cuda(cudaMalloc(&diff_index_, sizeof(unsigned long long)), "cudaMalloc");
 }
 
 CudaBackend::~CudaBackend() {
+  cudaStreamSynchronize(cudaStream_t(stream_));
+  unmap_hook_ = nullptr;  // whoever set it may be gone by now
+  blocks_.reset();
   if (diff_index_) cudaFree(diff_index_);
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(cudaStream_t(stream_));
@@ -74,19 +94,37 @@ cublasContext* CudaBackend::cublas() {
 }
 
 Buffer CudaBackend::allocate(size_t bytes) {
-  void* p = nullptr;
-  size_t rounded = (bytes + 255) / 256 * 256;
-  cudaError_t e = cudaMallocAsync(&p, rounded == 0 ? 256 : rounded, cudaStream_t(stream_));
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    throw InfraError(fmt::format("cudaMalloc of {} bytes: {}", bytes, cudaGetErrorString(e)));
-  }
-  return Buffer{static_cast<std::byte*>(p), bytes};
+  std::optional<Block> b = blocks_->take(bytes);
+  if (!b)
+    throw InfraError(fmt::format("cudaMalloc of {} bytes: out of device memory ({} bytes in use by this case's "
+                                 "buffers)", bytes, blocks_->live_bytes()));
+  return Buffer{b->data, bytes, -1, b->id};
 }
 
+// Reuse is safe without waiting: every later use of the block is queued on
+// the same stream, and a worker's calls have finished before run() returns.
 void CudaBackend::release(Buffer& b) {
-  if (b.data) cudaFreeAsync(b.data, cudaStream_t(stream_));
+  if (b.data) blocks_->give_back(b.data);
   b = {};
+}
+
+std::optional<Buffer> CudaBackend::owner_of(const void* p) const {
+  std::optional<Block> b = blocks_->owner_of(p);
+  if (!b) return std::nullopt;
+  return Buffer{b->data, b->bytes, -1, b->id};
+}
+
+bool CudaBackend::ipc_handle(const Buffer& b, unsigned char (&handle)[kIpcHandleBytes]) {
+  static_assert(sizeof(cudaIpcMemHandle_t) == kIpcHandleBytes);
+  auto it = ipc_handles_.find(b.id);
+  if (it == ipc_handles_.end()) {
+    cudaIpcMemHandle_t h;
+    check_cuda(cudaIpcGetMemHandle(&h, b.data), "cudaIpcGetMemHandle");
+    it = ipc_handles_.emplace(b.id, std::array<unsigned char, kIpcHandleBytes>{}).first;
+    std::memcpy(it->second.data(), &h, sizeof h);
+  }
+  std::memcpy(handle, it->second.data(), kIpcHandleBytes);
+  return true;
 }
 
 namespace {

@@ -1,7 +1,12 @@
 // The cuda backend: buffers in device memory, fills generated on the device
 // by the same functions as the host's, one stream for the candidate's work.
 #pragma once
+#include <array>
+#include <map>
+#include <memory>
+
 #include "backend/backend.h"
+#include "backend/cuda/block_cache.h"
 
 struct cublasContext;
 
@@ -24,8 +29,9 @@ class CudaBackend final : public Backend {
   void copy(Buffer dst, Buffer src) override;
   std::optional<size_t> first_difference(Buffer x, Buffer y) override;
   std::string synchronize() override;
-  // Out-of-process cuda runs (CUDA IPC) are not built yet: nothing is shared.
-  std::optional<Buffer> owner_of(const void*) const override { return std::nullopt; }
+  std::optional<Buffer> owner_of(const void* p) const override;
+  bool ipc_handle(const Buffer& b, unsigned char (&handle)[kIpcHandleBytes]) override;
+  void set_unmap_hook(std::function<void()> hook) override { unmap_hook_ = std::move(hook); }
 
   cublasContext* cublas();  // the reference's handle, bound to stream()
 
@@ -35,6 +41,9 @@ class CudaBackend final : public Backend {
   cublasContext* cublas_ = nullptr;
   size_t budget_ = 0;
   unsigned long long* diff_index_ = nullptr;  // device word for first_difference
+  std::function<void()> unmap_hook_;
+  std::unique_ptr<BlockCache> blocks_;
+  std::map<uint64_t, std::array<unsigned char, kIpcHandleBytes>> ipc_handles_;  // by block id
 };
 
 // Throws InfraError with the CUDA error text when `status` is not success.

@@ -1,0 +1,164 @@
+// Cuda buffers in a worker: the harness's allocations are opened from their
+// IPC handles once and kept (keyed by allocation id) for the worker's life;
+// the harness never frees a block a worker has open (it stops the worker
+// first). After each call the worker classifies how the call's work ended.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "worker/worker_device.h"
+
+namespace assay::worker {
+namespace {
+
+std::string describe(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
+
+// Errors after which the context is unusable: every later call fails too.
+bool sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress: case cudaErrorLaunchFailure: case cudaErrorMisalignedAddress:
+    case cudaErrorAssert: case cudaErrorIllegalInstruction: case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError: case cudaErrorLaunchTimeout: case cudaErrorInvalidAddressSpace:
+      return true;
+    default:
+      return false;
+  }
+}
+
+__global__ void differs_kernel(const unsigned char* x, const unsigned char* y, size_t n, int* any) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    if (x[i] != y[i]) *any = 1;
+}
+
+class CudaDevice final : public WorkerDevice {
+ public:
+  CudaDevice(int device, size_t limit) : device_(device), limit_(limit) {}
+  ~CudaDevice() override {
+    for (auto& [id, p] : opened_) cudaIpcCloseMemHandle(p);
+  }
+
+  std::string init() {
+    cudaError_t e = cudaSetDevice(device_);
+    if (e == cudaSuccess) e = cudaFree(nullptr);  // creates the context now, not inside the first call
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaMalloc(&flag_, sizeof(int));
+    return e == cudaSuccess ? std::string{} : "worker: CUDA setup failed: " + describe(e);
+  }
+
+  DLDevice device() const override { return DLDevice{kDLCUDA, device_}; }
+  void* stream() override { return stream_; }
+
+  std::string map(const wire::CallRequest& req, const int*, int nfds, Bases& base) override {
+    if (nfds != 0) return "worker: unexpected descriptors with a cuda call";
+    for (int i = 0; i < req.num_buffers; ++i) {
+      auto it = opened_.find(req.buffer_ids[i]);
+      if (it == opened_.end()) {
+        cudaIpcMemHandle_t h;
+        std::memcpy(&h, req.ipc_handles[i], sizeof h);
+        void* p = nullptr;
+        cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+        if (e != cudaSuccess) return "worker: cannot open a buffer's IPC handle: " + describe(e);
+        it = opened_.emplace(req.buffer_ids[i], p).first;
+      }
+      base[i] = it->second;
+    }
+    return {};
+  }
+  void unmap(const wire::CallRequest&, Bases& base) override {
+    for (void*& b : base) b = nullptr;  // mappings stay open for the next call
+  }
+
+  // Room for a copy of each output buffer, made before the memory baseline.
+  void before_call(const wire::CallRequest& req, const Bases&) override {
+    size_t need = 0;
+    for_each_output_buffer(req, [&](int b) { need += req.buffer_bytes[b]; });
+    if (need > staging_bytes_) {
+      if (staging_) cudaFree(staging_);
+      staging_ = nullptr, staging_bytes_ = 0;
+      if (cudaMalloc(&staging_, need) == cudaSuccess) staging_bytes_ = need;
+      else cudaGetLastError();  // no copy, no check of stream order this call
+    }
+    cudaMemGetInfo(&free_before_, &total_);
+  }
+
+  wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message) override {
+    cudaError_t launch = cudaGetLastError();
+    // What a consumer ordered after the call on its stream would read.
+    size_t at = 0;
+    const bool staged = launch == cudaSuccess && staging_bytes_ > 0;
+    if (staged)
+      for_each_output_buffer(req, [&](int b) {
+        cudaMemcpyAsync(staging_ + at, base[b], req.buffer_bytes[b], cudaMemcpyDeviceToDevice, stream_);
+        at += req.buffer_bytes[b];
+      });
+    cudaError_t e = cudaStreamSynchronize(stream_);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();  // work the candidate left on other streams
+    if (e == cudaSuccess) e = launch;
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      if (sticky(e) || cudaDeviceSynchronize() != cudaSuccess) {
+        message = describe(e) + " (sticky: the worker's CUDA context is lost)";
+        return wire::CallEnd::fatal;
+      }
+      message = describe(e);
+      return wire::CallEnd::device_error;
+    }
+    size_t free_after = 0;
+    cudaMemGetInfo(&free_after, &total_);
+    if (free_before_ > free_after && free_before_ - free_after > limit_) {
+      message = "the candidate kept " + std::to_string((free_before_ - free_after) >> 20) +
+                " MiB of device memory after the call (limit " + std::to_string(limit_ >> 20) + " MiB)";
+      return wire::CallEnd::fatal;
+    }
+    if (staged && outputs_changed(req, base)) {
+      message = "an output changed after the work on the call's stream had finished: the kernel ran work "
+                "outside the stream it was given and did not order it before returning";
+      return wire::CallEnd::unordered_output;
+    }
+    return wire::CallEnd::returned;
+  }
+
+ private:
+  template <class F> void for_each_output_buffer(const wire::CallRequest& req, F&& f) {
+    bool seen[wire::kMaxTensors] = {};
+    for (int i = req.num_inputs; i < req.num_inputs + req.num_outputs; ++i) {
+      int b = req.tensors[i].buffer;
+      if (!seen[b]) seen[b] = true, f(b);
+    }
+  }
+  bool outputs_changed(const wire::CallRequest& req, const Bases& base) {
+    int any = 0;
+    size_t at = 0;
+    cudaMemcpyAsync(flag_, &any, sizeof any, cudaMemcpyHostToDevice, stream_);
+    for_each_output_buffer(req, [&](int b) {
+      const size_t n = req.buffer_bytes[b];
+      differs_kernel<<<unsigned(std::min<size_t>((n + 255) / 256, 4096)), 256, 0, stream_>>>(
+          staging_ + at, static_cast<const unsigned char*>(base[b]), n, flag_);
+      at += n;
+    });
+    cudaMemcpyAsync(&any, flag_, sizeof any, cudaMemcpyDeviceToHost, stream_);
+    cudaStreamSynchronize(stream_);
+    return any != 0;
+  }
+
+  int device_;
+  size_t limit_;
+  cudaStream_t stream_ = nullptr;
+  std::map<uint64_t, void*> opened_;  // allocation id -> this process's mapping
+  unsigned char* staging_ = nullptr;
+  size_t staging_bytes_ = 0, free_before_ = 0, total_ = 0;
+  int* flag_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerDevice> cuda_device(int device, size_t memory_limit, std::string& why) {
+  auto d = std::make_unique<CudaDevice>(device, memory_limit);
+  why = d->init();
+  if (!why.empty()) return nullptr;
+  return d;
+}
+
+}  // namespace assay::worker

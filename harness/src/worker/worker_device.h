@@ -1,0 +1,39 @@
+// What a worker does around each call that depends on where the tensors
+// live: host buffers arrive as memfds and are mmapped per call; cuda buffers
+// arrive as CUDA IPC handles, are mapped once per allocation, and the call's
+// work is waited for and classified (sticky errors, work left on other
+// streams, device memory kept beyond the limit).
+#pragma once
+#include <memory>
+#include <string>
+
+#include <dlpack/dlpack.h>
+
+#include "exec/worker_protocol.h"
+
+namespace assay::worker {
+
+using Bases = void* [wire::kMaxTensors];  // each buffer's start in this process
+
+class WorkerDevice {
+ public:
+  virtual ~WorkerDevice() = default;
+  virtual DLDevice device() const = 0;
+  virtual void* stream() = 0;  // what the call gets as its stream
+  // "" or why the buffers could not be mapped.
+  virtual std::string map(const wire::CallRequest& req, const int* fds, int nfds, Bases& base) = 0;
+  virtual void before_call(const wire::CallRequest&, const Bases&) {}
+  // After assay_run returned: waits for the call's work; message says why
+  // when the call did not end as `returned`.
+  virtual wire::CallEnd after_call(const wire::CallRequest&, const Bases&, std::string& message) {
+    return wire::CallEnd::returned;
+  }
+  virtual void unmap(const wire::CallRequest& req, Bases& base) = 0;
+};
+
+std::unique_ptr<WorkerDevice> host_device();
+// Sets up the CUDA context on `device`; nullptr and `why` when it cannot.
+// memory_limit: device memory the candidate may keep across a call.
+std::unique_ptr<WorkerDevice> cuda_device(int device, size_t memory_limit, std::string& why);
+
+}  // namespace assay::worker

@@ -1,0 +1,59 @@
+// On the GPU: candidates run in a worker that maps the case's device buffers
+// through CUDA IPC. A sticky CUDA error, a signal or a hang in the worker is a
+// verdict; the harness's own context is untouched and the run goes on.
+#include <catch2/catch.hpp>
+
+#include "../samples_support.h"
+#include "exec/executor.h"
+#include "exec/worker_runner.h"
+
+using namespace assay;
+
+TEST_CASE("hostile cuda kernels get their expected verdicts out of process", "[gpu][worker]") {
+  auto backend = make_backend(BackendKind::cuda);
+  Reporter silent;
+  auto opt = testing::sample_gate_options(60);
+  opt.loader.cuda_arch = cuda_arch();
+  for (auto& file : testing::sample_specs(BackendKind::cuda, "hostile")) {
+    Spec spec = load_spec(file);
+    KernelReport r = run_gate(spec, *backend, opt, silent);
+    INFO(spec.name << ": got " << r.verdict() << ", expected " << spec.expect << " "
+                   << (r.failures.empty() ? r.setup_error : r.failures.front().outcome.detail));
+    CHECK(r.isolation == "worker");
+    CHECK(r.verdict() == spec.expect);
+  }
+  // The harness's context survived all of it: a correct kernel still passes.
+  for (auto& file : testing::sample_specs(BackendKind::cuda)) {
+    Spec spec = load_spec(file);
+    if (spec.name != "cuda_naive_f32") continue;
+    KernelReport r = run_gate(spec, *backend, opt, silent);
+    CHECK(r.verdict() == "pass");
+    CHECK(r.cases_passed == r.cases_run);
+  }
+}
+
+TEST_CASE("a sticky CUDA error costs one worker, not the run", "[gpu][worker]") {
+  auto backend = make_backend(BackendKind::cuda);
+  Spec spec;
+  for (auto& file : testing::sample_specs(BackendKind::cuda, "hostile"))
+    if (file.stem() == "illegal_address") spec = load_spec(file);
+  REQUIRE_FALSE(spec.name.empty());
+  LoaderOptions lo;
+  lo.open = false;
+  lo.cuda_arch = cuda_arch();
+  lo.cache_dir = std::filesystem::temp_directory_path() / "assay-test-kernel-cache";
+  WorkerOptions wo;
+  wo.library = load_kernel(spec, lo).library;
+  WorkerRunner runner(*backend, wo);
+  Case c;
+  c.m = 33, c.n = 17, c.k = 9;
+  ExecOptions exec;
+  for (int i = 0; i < 2; ++i) {
+    CaseOutcome o = run_case(*backend, runner, c, exec);
+    INFO(o.detail);
+    CHECK(o.verdict == Verdict::crash);
+    CHECK(o.detail.find("cudaErrorIllegalAddress") != std::string::npos);
+  }
+  CHECK(runner.workers_started() == 2);
+  CHECK(backend->synchronize().empty());
+}
