@@ -287,3 +287,24 @@ TEST_CASE("case: load_case_file names the file in errors", "[case]") {
   std::ofstream(bad) << with_line(3, "m: -3");
   CHECK_THAT(load_error(bad), Contains(bad.string() + ":3: key 'm'"));
 }
+
+TEST_CASE("case: the keep modifier round-trips and is checked", "[case]") {
+  using Catch::Contains;
+  Case c = example_case();
+  c.keep[0].listed = 2, c.keep[0].at[0] = assay::keep_position(0, 3), c.keep[0].at[1] = assay::keep_position(2, 7);
+  c.keep[1].lo = 0.25, c.keep[1].hi = 0.375;
+  c.keep[2].listed = 0;  // nothing kept: all zero
+  std::string yaml = assay::to_yaml(c);
+  CHECK_THAT(yaml, Contains("keep: {a: [[0, 3], [2, 7]], b: {lo: 0.25, hi: 0.375}, c: []}"));
+  CHECK(assay::parse_case_yaml(yaml, "k.yaml").c == c);
+  CHECK_THAT(assay::describe(c), Contains("keep A=2@(0,3)(2,7) B=h[0.25,0.375) C=0@"));
+  CHECK(assay::parse_case_yaml(kExample, "k.yaml").c.keep == Case().keep);  // absent: every element kept
+  CHECK_THAT(error_of(kExample + "keep: {d: []}\n"), Contains("keep.d") && Contains("unknown"));
+  CHECK_THAT(error_of(kExample + "keep: {a: [[1]]}\n"), Contains("keep.a[0]") && Contains("[row, col]"));
+  CHECK_THAT(error_of(kExample + "keep: {a: [[1, -2]]}\n"), Contains("keep.a[0][1]"));
+  CHECK_THAT(error_of(kExample + "keep: {b: {lo: 0.5, hi: 0.25}}\n"), Contains("keep.b.lo"));
+  CHECK_THAT(error_of(kExample + "keep: {a: 3}\n"), Contains("keep.a") && Contains("list of [row, col]"));
+  std::string many = "keep: {a: [";
+  for (int i = 0; i <= assay::Keep::kMaxListed; ++i) many += (i ? ", " : "") + std::string("[0, 0]");
+  CHECK_THAT(error_of(kExample + many + "]}\n"), Contains("at most 32"));
+}

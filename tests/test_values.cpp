@@ -212,3 +212,43 @@ TEST_CASE("gemm ints recipe params keep the exact sum below the output's mantiss
     CHECK(double(nonzero) >= 0.5 * double(c.m * c.n));
   }
 }
+
+TEST_CASE("keep: kept elements keep their value, the others are zero", "[values]") {
+  RecipeParams p = params(Recipe::uniform);
+  RecipeParams listed = p, masked = p;
+  listed.keep.listed = 2, listed.keep.at[0] = keep_position(1, 2), listed.keep.at[1] = keep_position(7, 0);
+  masked.keep.lo = 0.5, masked.keep.hi = 0.75;
+  int64_t kept = 0;
+  for (uint64_t r = 0; r < 40; ++r)
+    for (uint64_t c = 0; c < 50; ++c) {
+      const double v = recipe_value(p, DType::f32, 3, 1, r, c);
+      const bool in_list = (r == 1 && c == 2) || (r == 7 && c == 0);
+      CHECK(recipe_value(listed, DType::f32, 3, 1, r, c) == (in_list ? v : 0.0));
+      // The mask depends on the position only: the same for another fill seed.
+      const bool k = keeps(masked.keep, 1, r, c);
+      CHECK(recipe_value(masked, DType::f32, 3, 1, r, c) == (k ? v : 0.0));
+      CHECK(recipe_value(masked, DType::f32, 4, 1, r, c) == (k ? recipe_value(p, DType::f32, 4, 1, r, c) : 0.0));
+      kept += k;
+    }
+  CHECK(kept > 400);  // about a quarter of 2000
+  CHECK(kept < 600);
+}
+
+TEST_CASE("keep: the executor's fills honour the case's keep modifier", "[values]") {
+  HostBackend be;
+  Case c;
+  c.m = 5, c.n = 4, c.k = 6;
+  c.a = gemm::make_layout(c.m, c.k, true, 2, 1);
+  c.recipe = Recipe::ints, c.seed = 77;
+  c.keep[gemm::A].listed = 1, c.keep[gemm::A].at[0] = keep_position(4, 5);
+  const TensorGeom geom = gemm::tensors(c)[gemm::A];
+  Buffer buf = be.allocate(size_t(geom.span()) * dtype_bytes(geom.dtype));
+  be.fill_tensor(buf, geom, gemm::recipe_params(c, gemm::A), c.seed, gemm::A);
+  int nonzero = 0;
+  for (int64_t r = 0; r < geom.rows; ++r)
+    for (int64_t col = 0; col < geom.cols; ++col)
+      nonzero += decode(geom.dtype, load_bits(geom.dtype, buf.data + geom.index(r, col) * dtype_bytes(geom.dtype))) != 0;
+  CHECK(nonzero == 1);
+  CHECK(decode(geom.dtype, load_bits(geom.dtype, buf.data + geom.index(4, 5) * dtype_bytes(geom.dtype))) != 0);
+  be.release(buf);
+}

@@ -4,6 +4,7 @@
 #include "case/case.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <system_error>
 
@@ -85,6 +86,51 @@ Layout read_layout(const Fields& parent, std::string_view key) {
   return l;
 }
 
+// keep: {a: {lo: 0.25, hi: 0.5}, b: [[0, 1], [2, 3]]}: per input tensor,
+// the hash rule or the explicit list of kept (row, col) positions.
+Keep read_keep(const Fields& parent, const Field& f) {
+  Keep k;
+  if (f.value.IsMap()) {
+    Fields h = parent.nested(f);
+    h.only({"lo", "hi"});
+    k.lo = h.real(h.required("lo"));
+    k.hi = h.real(h.required("hi"));
+    if (!(k.lo >= 0 && k.lo <= k.hi && k.hi <= 1)) h.fail(h.required("lo"), "expected 0 <= lo <= hi <= 1");
+    return k;
+  }
+  if (!f.value.IsSequence()) parent.fail(f, "expected {lo, hi} or a list of [row, col] positions");
+  if (f.value.size() > size_t(Keep::kMaxListed))
+    parent.fail(f, "at most " + std::to_string(Keep::kMaxListed) + " kept positions");
+  k.listed = 0;
+  for (size_t i = 0; i < f.value.size(); ++i) {
+    const YAML::Node& e = f.value[i];
+    Field at{f.key + "[" + std::to_string(i) + "]", e, e.Mark().line + 1};
+    if (!e.IsSequence() || e.size() != 2) parent.fail(at, "expected [row, col]");
+    Field r{at.key + "[0]", e[0], at.line}, c{at.key + "[1]", e[1], at.line};
+    // A position outside the tensor keeps nothing; it is allowed so that a
+    // case whose dims moved after its list was made still reads back.
+    uint64_t row = uint64_t(parent.integer(r, 0, kMaxDim - 1));
+    uint64_t col = uint64_t(parent.integer(c, 0, kMaxDim - 1));
+    k.at[k.listed++] = keep_position(row, col);
+  }
+  return k;
+}
+
+std::string keep_yaml(const Keep& k) {
+  if (k.listed < 0) return fmt::format("{{lo: {}, hi: {}}}", k.lo, k.hi);
+  std::vector<std::string> at;
+  for (int i = 0; i < k.listed; ++i) at.push_back(fmt::format("[{}, {}]", k.at[i] >> 32, k.at[i] & 0xffffffffu));
+  return "[" + fmt::format("{}", fmt::join(at, ", ")) + "]";
+}
+
+// Short form for describe(): "A=3@(0,1)(2,3)(4,0)" or "B=h[0.25,0.5)".
+std::string keep_text(const Keep& k) {
+  if (k.listed < 0) return fmt::format("h[{},{})", k.lo, k.hi);
+  std::string s = std::to_string(k.listed) + "@";
+  for (int i = 0; i < k.listed; ++i) s += fmt::format("({},{})", k.at[i] >> 32, k.at[i] & 0xffffffffu);
+  return s;
+}
+
 void read_types_and_layouts(const Fields& top, Case& c) {
   Fields d = top.nested(top.required("dtypes"));
   d.only({"a", "b", "c"});
@@ -109,7 +155,7 @@ void check_version(const Fields& top) {
 LoadedCase read_case(const Fields& top, const fs::path& base_dir) {
   check_version(top);
   top.only({"assay_case", "op", "spec", "m", "n", "k", "dtypes", "layout", "alpha", "beta", "recipe", "seed",
-            "origin"});
+            "keep", "origin"});
   LoadedCase out;
   Case& c = out.c;
   if (auto* f = top.optional("op")) {
@@ -128,6 +174,12 @@ LoadedCase read_case(const Fields& top, const fs::path& base_dir) {
   c.beta = top.real(top.required("beta"));
   c.recipe = *parse_recipe(top.choice(top.required("recipe"), {"ints", "uniform", "mixed", "specials"}));
   c.seed = top.uint64(top.required("seed"));
+  if (auto* f = top.optional("keep")) {
+    Fields kf = top.nested(*f);
+    kf.only({"a", "b", "c"});
+    for (int t = 0; t < 3; ++t)
+      if (auto* g = kf.optional(std::string_view("abc" + t, 1))) c.keep[t] = read_keep(kf, *g);
+  }
   if (auto* f = top.optional("origin")) {
     if (!f->value.IsScalar()) top.fail(*f, "expected a string");
     c.origin = f->value.Scalar();
@@ -138,9 +190,12 @@ LoadedCase read_case(const Fields& top, const fs::path& base_dir) {
 }  // namespace
 
 std::string describe(const Case& c) {
-  return fmt::format("{} m={} n={} k={} A={} B={} C={} alpha={} beta={} {} seed={}", c.op, c.m, c.n, c.k,
+  std::string keep;
+  for (int t = 0; t < 3; ++t)
+    if (!c.keep[t].all()) keep += fmt::format("{}{}={}", keep.empty() ? " keep " : " ", "ABC"[t], keep_text(c.keep[t]));
+  return fmt::format("{} m={} n={} k={} A={} B={} C={} alpha={} beta={} {} seed={}{}", c.op, c.m, c.n, c.k,
                      layout_text(c.a_type, c.a), layout_text(c.b_type, c.b), layout_text(c.c_type, c.c), c.alpha,
-                     c.beta, name(c.recipe), c.seed);
+                     c.beta, name(c.recipe), c.seed, keep);
 }
 
 std::string to_yaml(const Case& c, const fs::path& spec_path, const fs::path& case_dir) {
@@ -154,6 +209,10 @@ std::string to_yaml(const Case& c, const fs::path& spec_path, const fs::path& ca
   // fmt's "{}" for double is the shortest text that reads back to the same bits.
   y += fmt::format("alpha: {}\nbeta: {}\n", c.alpha, c.beta);
   y += fmt::format("recipe: {}\nseed: {}\n", name(c.recipe), c.seed);
+  std::vector<std::string> keep;
+  for (int t = 0; t < 3; ++t)
+    if (!c.keep[t].all()) keep.push_back(fmt::format("{}: {}", "abc"[t], keep_yaml(c.keep[t])));
+  if (!keep.empty()) y += fmt::format("keep: {{{}}}\n", fmt::join(keep, ", "));
   if (!c.origin.empty()) y += fmt::format("origin: {}\n", yaml_quoted(c.origin));
   return y;
 }

@@ -2,6 +2,7 @@
 // descriptor): plain data that regenerates the inputs bit for bit, prints as
 // a repro line and saves as a small YAML file.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -24,6 +25,7 @@ struct Case {
   double alpha = 1.0, beta = 0.0;
   Recipe recipe = Recipe::uniform;
   uint64_t seed = 0;
+  std::array<Keep, 3> keep{};  // per input tensor (A, B, C0): which elements stay nonzero
   std::string origin;  // the generator rule that produced it, for humans
 
   bool operator==(const Case&) const = default;

@@ -22,6 +22,43 @@ enum class Recipe : uint8_t {
 std::string_view name(Recipe r);
 std::optional<Recipe> parse_recipe(std::string_view s);
 
+// Which elements of one tensor keep their recipe value; the others are zero.
+// The shrinker cuts nonzeros with it (docs/shrinking.md): first the hash rule
+// (positions whose hash lies in [lo, hi), an interval bisected while the
+// failure stays), then an explicit list that delta debugging (ddmin) reduces. Fixed size and pointer free, so it travels
+// to device fills by value; a linear scan of <= 32 entries is cheap there.
+struct Keep {
+  static constexpr int kMaxListed = 32;
+  double lo = 0.0, hi = 1.0;  // hash rule: kept when lo <= unit(hash(tensor, position)) < hi
+  int32_t listed = -1;           // >= 0: exactly at[0..listed) are kept (the hash rule is off)
+  uint64_t at[kMaxListed] = {};  // (row << 32) | col; unused entries stay 0
+  bool all() const { return listed < 0 && lo <= 0.0 && hi >= 1.0; }
+};
+// Written out: this header is also compiled as C++17 by nvcc (no "= default").
+inline bool operator==(const Keep& a, const Keep& b) {
+  if (a.lo != b.lo || a.hi != b.hi || a.listed != b.listed) return false;
+  for (int i = 0; i < Keep::kMaxListed; ++i)
+    if (a.at[i] != b.at[i]) return false;
+  return true;
+}
+inline bool operator!=(const Keep& a, const Keep& b) { return !(a == b); }
+
+ASSAY_HD uint64_t keep_position(uint64_t row, uint64_t col) { return (row << 32) | col; }
+
+// Whether element (row, col) of `tensor` keeps its value. Depends on the
+// position only (not the fill seed), so all calls of a case keep the same set.
+ASSAY_HD bool keeps(const Keep& k, uint32_t tensor, uint64_t row, uint64_t col) {
+  if (k.listed >= 0) {
+    const uint64_t pos = keep_position(row, col);
+    for (int32_t i = 0; i < k.listed; ++i)
+      if (k.at[i] == pos) return true;
+    return false;
+  }
+  if (k.lo <= 0.0 && k.hi >= 1.0) return true;
+  const double u = unit_double(hash3(0x6b656570ull, tensor, keep_position(row, col)));
+  return u >= k.lo && u < k.hi;
+}
+
 // Parameters of one recipe for one tensor: chosen by the op's generator from
 // the case (dims, dtypes) so that results stay representable.
 struct RecipeParams {
@@ -29,11 +66,13 @@ struct RecipeParams {
   int32_t int_range = 3;        // ints: |v| <= int_range
   double density = 1.0;         // ints/specials: probability an element is nonzero / special
   int32_t exp_lo = 0, exp_hi = 0;  // mixed: exponent range
+  Keep keep;                       // elements not kept are zero (the case's keep modifier)
 };
 
 // Raw (unrounded) value of element (row, col) of tensor `tensor`.
 ASSAY_HD double recipe_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
                              uint64_t row, uint64_t col) {
+  if (!keeps(p.keep, tensor, row, col)) return 0.0;
   uint64_t idx = (row << 32) ^ col;  // rows and cols stay below 2^32 (generator bound)
   uint64_t h = hash3(seed, tensor, idx);
   double u = unit_double(h);
