@@ -20,6 +20,7 @@ double default_timeout(const Case& c, BackendKind backend) {
 RecipeParams recipe_params(const Case& c, Operand which) {
   RecipeParams p;
   p.recipe = c.recipe;
+  p.keep = c.keep[which];  // the shrinker's nonzero cut (case/values.h)
   const double k = double(std::max<int64_t>(c.k, 1));
   const int out_bits = mantissa_bits(c.c_type);
   switch (c.recipe) {
