@@ -7,6 +7,7 @@
 #include "cli_support.h"
 #include "samples_support.h"
 #include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_problem.h"
 #include "shrink/shrinker.h"
 
 using namespace assay;
@@ -64,8 +65,62 @@ TEST_CASE("shrink keeps the verdict and names the dimension that matters", "[shr
   CHECK(r.shrunk.beta == 0.0);
   CHECK(r.shrunk.recipe == Recipe::ints);
   CHECK_FALSE(r.flaky);
-  REQUIRE(r.notes.size() == 1);
+  REQUIRE(r.notes.size() == 2);
   CHECK(r.notes[0] == "fails at k = 1; passes for k = 2, k = 64");
+  // The probe ignores values, so no input element needs to be nonzero.
+  CHECK(r.notes[1] == "0 nonzeros in A, 0 in B suffice (every other input element is 0)");
+}
+
+namespace {
+// A value-dependent bug: wrong only when A[2,5] and B[5,1] are both nonzero
+// (and the problem reaches them).
+CaseOutcome needs_two_elements(const Case& c) {
+  CaseOutcome o;
+  if (c.m < 3 || c.k < 6 || c.n < 2) return o;
+  double a = recipe_value(gemm::recipe_params(c, gemm::A), c.a_type, c.seed, 0, 2, 5);
+  double b = recipe_value(gemm::recipe_params(c, gemm::B), c.b_type, c.seed, 1, 5, 1);
+  if (a != 0 && b != 0) o.verdict = Verdict::mismatch;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("shrink cuts the nonzeros to the few that matter (ddmin)", "[shrink]") {
+  Spec spec;
+  Case start;
+  start.m = 9, start.n = 7, start.k = 30;
+  start.a = gemm::make_layout(start.m, start.k, false), start.b = gemm::make_layout(start.k, start.n, false);
+  start.c = gemm::make_layout(start.m, start.n, false);
+  start.recipe = Recipe::ints, start.seed = 11;
+  CaseOutcome failing = needs_two_elements(start);
+  REQUIRE(failing.verdict == Verdict::mismatch);
+  ShrinkResult r = shrink(spec, start, failing, needs_two_elements);
+  INFO(explain(r));
+  CHECK(r.shrunk.m == 3);
+  CHECK(r.shrunk.k == 6);
+  CHECK(r.shrunk.n == 2);
+  REQUIRE(r.shrunk.keep[0].listed == 1);
+  CHECK(r.shrunk.keep[0].at[0] == keep_position(2, 5));
+  REQUIRE(r.shrunk.keep[1].listed == 1);
+  CHECK(r.shrunk.keep[1].at[0] == keep_position(5, 1));
+  CHECK(explain(r).find("1 nonzero in A, 1 in B suffice") != std::string::npos);
+  CHECK(r.reproduced == 3);
+}
+
+TEST_CASE("on large tensors the nonzero cut bisects a hash interval before ddmin", "[shrink]") {
+  Spec spec;  // dims held: a requirement keeps them from shrinking
+  spec.requires_.push_back(Requirement::parse("m == 60 && n == 40 && k == 50"));
+  Case start;
+  start.m = 60, start.n = 40, start.k = 50;
+  start.a = gemm::make_layout(start.m, start.k, false), start.b = gemm::make_layout(start.k, start.n, false);
+  start.c = gemm::make_layout(start.m, start.n, false);
+  start.recipe = Recipe::ints, start.seed = 3;
+  ShrinkResult r = shrink(spec, start, needs_two_elements(start), needs_two_elements, 300);
+  INFO(explain(r));
+  CHECK(r.shrunk.m == 60);
+  CHECK(r.attempts < 100);
+  CHECK(r.shrunk.keep[0].listed == 1);
+  CHECK(r.shrunk.keep[1].listed == 1);
+  CHECK(needs_two_elements(r.shrunk).verdict == Verdict::mismatch);
 }
 
 TEST_CASE("assay shrink writes the shrunk case and its tensors", "[shrink][cli]") {
@@ -88,6 +143,7 @@ TEST_CASE("assay shrink writes the shrunk case and its tensors", "[shrink][cli]"
   CHECK(fs::exists(file));
   CHECK(fs::exists(w.dir / "small" / (original.stem().string() + "-shrunk") / "A.npy"));
   CHECK(shrunk.output.find("passes for") != std::string::npos);
+  CHECK(shrunk.output.find(" suffice (every other input element is 0)") != std::string::npos);
   auto replay = w.run("repro " + testing::quote(file.string()));
   CHECK(replay.code == 1);
 }

@@ -7,60 +7,13 @@
 
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
+#include "shrink/nonzeros.h"
+#include "shrink/trials.h"
 
 namespace assay {
 namespace {
 
-class Shrinker {
- public:
-  Shrinker(const Spec& spec, const CaseProbe& probe, Verdict target, int max_attempts)
-      : spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts) {}
-
-  // Runs c if it is new and inside the spec; true when it fails the same way.
-  bool still_fails(const Case& c) {
-    if (attempts_ >= max_attempts_) return false;
-    Case key = c;
-    key.origin.clear();
-    if (!tried_.insert(describe(key)).second) return false;
-    if (!inside_spec(c)) return false;
-    ++attempts_;
-    CaseOutcome o = probe_(c);
-    if (o.verdict != target_) return false;
-    last_ = o;
-    return true;
-  }
-  bool inside_spec(const Case& c) const {
-    gemm::Context ctx(c);
-    return std::all_of(spec_.requires_.begin(), spec_.requires_.end(), [&](auto& r) { return r.holds(ctx); });
-  }
-  int attempts() const { return attempts_; }
-  const CaseOutcome& last() const { return last_; }
-
- private:
-  const Spec& spec_;
-  const CaseProbe& probe_;
-  Verdict target_;
-  int max_attempts_, attempts_ = 0;
-  std::set<std::string> tried_;
-  CaseOutcome last_;
-};
-
-bool is_col_major(const Layout& l) { return l.row_stride == 1 && l.col_stride != 1; }
-
-// The same case with m, n, k replaced, each tensor keeping its orientation
-// (padding and offsets too, when `keep_layout`).
-Case with_dims(const Case& c, int64_t m, int64_t n, int64_t k, bool keep_layout) {
-  Case x = c;
-  x.m = m, x.n = n, x.k = k;
-  // Padding is kept as padding (beyond the new rows or columns), not as a stride.
-  auto relayout = [&](const Layout& old, int64_t old_rows, int64_t old_cols, int64_t rows, int64_t cols) {
-    bool col = is_col_major(old);
-    int64_t pad = col ? old.col_stride - std::max<int64_t>(old_rows, 1) : old.row_stride - std::max<int64_t>(old_cols, 1);
-    return gemm::make_layout(rows, cols, col, keep_layout ? std::max<int64_t>(pad, 0) : 0, keep_layout ? old.offset : 0);
-  };
-  x.a = relayout(c.a, c.m, c.k, m, k), x.b = relayout(c.b, c.k, c.n, k, n), x.c = relayout(c.c, c.m, c.n, m, n);
-  return x;
-}
+using shrink_detail::with_dims;
 
 // Smaller values worth trying for a dimension, most desirable first.
 std::vector<int64_t> smaller(int64_t d) {
@@ -77,7 +30,7 @@ std::vector<int64_t> smaller(int64_t d) {
 
 ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
                     int max_attempts) {
-  Shrinker s(spec, probe, original.verdict, max_attempts);
+  shrink_detail::Trials s(spec, probe, original.verdict, max_attempts);
   Case best = failing;
   CaseOutcome best_outcome = original;
   auto take = [&](const Case& c) {
@@ -123,6 +76,8 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
       }
     }
   }
+  // Last, the values: the fewest input elements that must be nonzero.
+  std::string nonzeros = shrink_detail::cut_nonzeros(best, take);
   ShrinkResult r;
   r.shrunk = best, r.outcome = best_outcome, r.attempts = s.attempts();
   // Re-run three times: a failure that does not always come back is flaky.
@@ -136,7 +91,7 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
     for (int64_t v : {d - 1, d + 1, (d / 64 + 1) * 64}) {
       if (v < 1 || v == d) continue;  // an empty problem passes trivially: not telling
       Case x = with_dims(best, dim == 0 ? v : best.m, dim == 1 ? v : best.n, dim == 2 ? v : best.k, true);
-      if (!s.inside_spec(x)) continue;
+      if (!shrink_detail::inside_spec(spec, x)) continue;
       CaseOutcome o = probe(x);
       ++r.attempts;
       if (o.verdict == Verdict::pass) passes.push_back(fmt::format("{} = {}", name, v));
@@ -144,6 +99,7 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
     if (!passes.empty())
       r.notes.push_back(fmt::format("fails at {} = {}; passes for {}", name, d, fmt::join(passes, ", ")));
   }
+  if (!nonzeros.empty()) r.notes.push_back(nonzeros);
   return r;
 }
 

@@ -1,0 +1,46 @@
+#include "shrink/trials.h"
+
+#include <algorithm>
+
+#include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_problem.h"
+
+namespace assay::shrink_detail {
+
+bool inside_spec(const Spec& spec, const Case& c) {
+  gemm::Context ctx(c);
+  return std::all_of(spec.requires_.begin(), spec.requires_.end(), [&](auto& r) { return r.holds(ctx); });
+}
+
+bool Trials::still_fails(const Case& c) {
+  if (attempts_ >= max_attempts_) return false;
+  Case key = c;
+  key.origin.clear();
+  // The YAML text names everything that makes a case, the keep lists included.
+  if (!tried_.insert(to_yaml(key)).second) return false;
+  if (!inside_spec(spec_, c)) return false;
+  ++attempts_;
+  CaseOutcome o = probe_(c);
+  if (o.verdict != target_) return false;
+  last_ = o;
+  return true;
+}
+
+namespace {
+bool is_col_major(const Layout& l) { return l.row_stride == 1 && l.col_stride != 1; }
+}  // namespace
+
+Case with_dims(const Case& c, int64_t m, int64_t n, int64_t k, bool keep_layout) {
+  Case x = c;
+  x.m = m, x.n = n, x.k = k;
+  // Padding is kept as padding (beyond the new rows or columns), not as a stride.
+  auto relayout = [&](const Layout& old, int64_t old_rows, int64_t old_cols, int64_t rows, int64_t cols) {
+    bool col = is_col_major(old);
+    int64_t pad = col ? old.col_stride - std::max<int64_t>(old_rows, 1) : old.row_stride - std::max<int64_t>(old_cols, 1);
+    return gemm::make_layout(rows, cols, col, keep_layout ? std::max<int64_t>(pad, 0) : 0, keep_layout ? old.offset : 0);
+  };
+  x.a = relayout(c.a, c.m, c.k, m, k), x.b = relayout(c.b, c.k, c.n, k, n), x.c = relayout(c.c, c.m, c.n, m, n);
+  return x;
+}
+
+}  // namespace assay::shrink_detail

@@ -1,0 +1,38 @@
+// What the shrink steps share: running candidates under a budget, each at
+// most once, and moving a case's dimensions while keeping its layout style.
+#pragma once
+#include <set>
+#include <string>
+
+#include "shrink/shrinker.h"
+
+namespace assay::shrink_detail {
+
+bool inside_spec(const Spec& spec, const Case& c);
+
+class Trials {
+ public:
+  Trials(const Spec& spec, const CaseProbe& probe, Verdict target, int max_attempts)
+      : spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts) {}
+
+  // Runs c if it is new, inside the spec and within budget; true when it
+  // fails with the target verdict (its outcome is then last()).
+  bool still_fails(const Case& c);
+  int attempts() const { return attempts_; }
+  bool exhausted() const { return attempts_ >= max_attempts_; }
+  const CaseOutcome& last() const { return last_; }
+
+ private:
+  const Spec& spec_;
+  const CaseProbe& probe_;
+  Verdict target_;
+  int max_attempts_, attempts_ = 0;
+  std::set<std::string> tried_;
+  CaseOutcome last_;
+};
+
+// The same case with m, n, k replaced, each tensor keeping its orientation
+// (padding and offsets too, when `keep_layout`).
+Case with_dims(const Case& c, int64_t m, int64_t n, int64_t k, bool keep_layout);
+
+}  // namespace assay::shrink_detail
