@@ -13,6 +13,7 @@ Command add_check(CLI::App& app);
 Command add_repro(CLI::App& app);
 Command add_shrink(CLI::App& app);
 Command add_fuzz(CLI::App& app);
+Command add_corpus(CLI::App& app);
 Command add_zoo(CLI::App& app);
 
 }  // namespace assay::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   auto repro = assay::cli::add_repro(app);
   auto shrink = assay::cli::add_shrink(app);
   auto fuzz = assay::cli::add_fuzz(app);
+  auto corpus = assay::cli::add_corpus(app);
   auto zoo = assay::cli::add_zoo(app);
   try {
     app.parse(argc, argv);
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("check")) return check();
     if (app.got_subcommand("shrink")) return shrink();
     if (app.got_subcommand("fuzz")) return fuzz();
+    if (app.got_subcommand("corpus")) return corpus();
     if (app.got_subcommand("zoo")) return zoo();
     return repro();
   } catch (const assay::InputError& e) {

@@ -17,6 +17,7 @@
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_tolerance.h"
 #include "shrink/shrinker.h"
+#include "shrink/smallest.h"
 
 extern "C" int LLVMFuzzerRunDriver(int* argc, char*** argv, int (*cb)(const uint8_t*, size_t));
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
@@ -33,6 +34,9 @@ struct Found {
   CaseOutcome outcome;
   fs::path case_file, shrunk_file;
   std::string explanation;
+  double shrink_seconds = 0;
+  SmallestFailing smallest;  // probes below the shrunk dims (not for crashes and hangs)
+  Case shrunk;               // the raw case when it was not shrunk
 };
 
 // libFuzzer calls plain functions: the campaign lives in one global.
@@ -47,11 +51,16 @@ struct Campaign {
   int64_t cases = 0, rejected = 0;
   std::set<std::string> raw_signatures, signatures;  // before and after shrinking
   std::vector<Found> found;
+  bool merging = false;  // libFuzzer's merge: features only, failures are not this run's business
 
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
-  fs::path kernel_dir() const { return opt.out_dir / spec.name; }
+  fs::path kernel_dir() const {
+    return opt.job < 0 ? opt.out_dir / spec.name : opt.out_dir / spec.name / fmt::format("job-{}", opt.job);
+  }
 };
 Campaign* campaign = nullptr;
+
+void write_summary(bool final);
 
 int run_one(const uint8_t* data, size_t size) {
   Campaign& cp = *campaign;
@@ -65,22 +74,29 @@ int run_one(const uint8_t* data, size_t size) {
   CaseOutcome o = run_case(*cp.backend, *cp.runner, *c, cp.exec);
   ++cp.cases;
   record_features(*c, o);
-  if (o.verdict == Verdict::pass) return 0;
+  if (o.verdict == Verdict::pass || cp.merging) return 0;
   // A raw signature seen before is the same failure again: skip it cheaply.
   // A new one is shrunk, and the shrunk case's signature decides whether it
   // is a new failure (many raw shapes shrink to the same bug).
   if (!cp.raw_signatures.insert(failure_signature(*c, o.verdict)).second) return 0;
-  Found f{{}, cp.elapsed(), cp.cases, *c, o, {}, {}, {}};
+  Found f{{}, cp.elapsed(), cp.cases, *c, o, {}, {}, {}, 0.0, {}, *c};
   Case key = *c;
+  f.smallest.dims = {c->m, c->n, c->k};
   if (o.verdict != Verdict::crash && o.verdict != Verdict::hang && o.verdict != Verdict::cuda_error) {
     CaseProbe probe = [&](const Case& x) { return run_case(*cp.backend, *cp.runner, x, cp.exec); };
+    const double t0 = cp.elapsed();
     ShrinkResult s = shrink(cp.spec, *c, o, probe, cp.opt.shrink_attempts);
+    f.shrink_seconds = cp.elapsed() - t0;
     key = s.shrunk;
     f.explanation = explain(s);
     if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
+    // For the acceptance check (shrunk dims within 2x of the smallest failing):
+    // a few dozen cheap probes, once per distinct failure.
+    f.smallest = smallest_failing(cp.spec, key, o.verdict, probe);
     f.shrunk_file = save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk");
   }
   f.signature = failure_signature(key, o.verdict);
+  f.shrunk = key;
   if (!cp.signatures.insert(f.signature).second) return 0;
   f.case_file = save_case(cp.kernel_dir(), cp.spec, *c, o, int64_t(cp.found.size()), "-fuzz");
   const std::string& sig = f.signature;
@@ -89,25 +105,41 @@ int run_one(const uint8_t* data, size_t size) {
              (f.shrunk_file.empty() ? f.case_file : f.shrunk_file).string());
   std::fflush(stdout);
   cp.found.push_back(std::move(f));
+  write_summary(false);  // on disk now: a campaign that dies later keeps what it found
   return 0;
 }
 
-void write_summary() {
+nlohmann::json dims_json(const std::array<int64_t, 3>& d) { return {{"m", d[0]}, {"n", d[1]}, {"k", d[2]}}; }
+
+nlohmann::json failure_json(const Found& f) {
+  const Case& s = f.shrunk;
+  return {{"signature", f.signature}, {"seconds", f.seconds}, {"cases", f.cases},
+          {"verdict", name(f.outcome.verdict)}, {"case", describe(f.c)}, {"case_file", f.case_file.string()},
+          {"shrunk_case_file", f.shrunk_file.string()}, {"explanation", f.explanation},
+          {"shrink_seconds", f.shrink_seconds}, {"shrunk_dims", dims_json({s.m, s.n, s.k})},
+          {"smallest_failing_dims", dims_json(f.smallest.dims)},
+          {"smallest_exact", {{"m", f.smallest.exact[0]}, {"n", f.smallest.exact[1]}, {"k", f.smallest.exact[2]}}}};
+}
+
+// `final`: the campaign is over (prints the one-line summary too).
+void write_summary(bool final) {
   Campaign& cp = *campaign;
   nlohmann::json failures = nlohmann::json::array();
-  for (auto& f : cp.found)
-    failures.push_back({{"signature", f.signature}, {"seconds", f.seconds}, {"verdict", name(f.outcome.verdict)},
-                        {"case", describe(f.c)}, {"case_file", f.case_file.string()},
-                        {"shrunk_case_file", f.shrunk_file.string()}, {"explanation", f.explanation}});
+  for (auto& f : cp.found) failures.push_back(failure_json(f));
   const double s = cp.elapsed();
+  const double first = cp.found.empty() ? -1.0 : cp.found.front().seconds;
   nlohmann::json j{{"kernel", cp.spec.name}, {"spec", cp.spec.file.string()}, {"seconds", s}, {"cases", cp.cases},
-                   {"cases_per_second", s > 0 ? cp.cases / s : 0.0}, {"rejected_inputs", cp.rejected},
-                   {"features", cp.opt.features}, {"distinct_failures", cp.found.size()},
-                   {"first_failure_seconds", cp.found.empty() ? -1.0 : cp.found.front().seconds},
+                   {"cases_per_second", s > 0 ? cp.cases / s : 0.0}, {"cases_per_s", s > 0 ? cp.cases / s : 0.0},
+                   {"rejected_inputs", cp.rejected}, {"features", cp.opt.features}, {"finished", final},
+                   {"distinct_failures", cp.found.size()}, {"first_failure_seconds", first},
+                   {"time_to_first_failure_s", cp.found.empty() ? nlohmann::json() : nlohmann::json(first)},
                    {"first_failure_cases", cp.found.empty() ? int64_t(-1) : cp.found.front().cases},
+                   {"shrink_seconds", cp.found.empty() ? nlohmann::json() : nlohmann::json(cp.found.front().shrink_seconds)},
                    {"failures", failures}};
+  if (cp.opt.job >= 0) j["job"] = cp.opt.job;
   fs::create_directories(cp.kernel_dir());
   std::ofstream(cp.kernel_dir() / "fuzz-summary.json") << j.dump(2) << "\n";
+  if (!final) return;
   fmt::print("[assay fuzz] {}: {} cases in {:.1f} s ({:.0f}/s), {} distinct failures{}\n", cp.spec.name, cp.cases, s,
              s > 0 ? cp.cases / s : 0.0, cp.found.size(),
              cp.found.empty() ? "" : fmt::format(", first after {:.1f} s", cp.found.front().seconds));
@@ -116,14 +148,17 @@ void write_summary() {
 
 // libFuzzer's exit status is its own; ours says whether a failure was found.
 void exit_with_verdict() {
-  write_summary();
+  write_summary(true);
   std::fflush(nullptr);
   std::_Exit(campaign->found.empty() ? exit_pass : exit_kernel_failed);
 }
 
 }  // namespace
 
-void run_campaign(const Spec& spec, const CampaignOptions& opt) {
+namespace {
+
+// What campaigns and merges share: the kernel loaded, its runner, the features.
+void set_up(const Spec& spec, const CampaignOptions& opt) {
   static Campaign cp;
   campaign = &cp;
   cp.spec = spec;
@@ -139,22 +174,36 @@ void run_campaign(const Spec& spec, const CampaignOptions& opt) {
   cp.runner = make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
   cp.exec = ExecOptions{spec.compute, gemm::kDefaultScale, spec.deterministic, false, opt.timeout_s};
   enable_features(opt.features);
-  fs::path corpus = opt.corpus_dir.empty() ? cp.kernel_dir() / "fuzz-corpus" : opt.corpus_dir;
-  fs::create_directories(corpus);
-  std::vector<std::string> args = {
-      "assay-fuzz",
-      fmt::format("-max_total_time={}", std::max(1, int(opt.seconds))),
-      fmt::format("-seed={}", (opt.seed * uint64_t(opt.shards) + uint64_t(opt.shard)) % 4000000000u + 1),
-      "-max_len=64", "-timeout=100000", "-rss_limit_mb=0", "-print_final_stats=1", "-reload=0",
-      corpus.string()};
+}
+
+int drive(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = int(args.size());
   char** argvp = argv.data();
+  return LLVMFuzzerRunDriver(&argc, &argvp, run_one);
+}
+
+}  // namespace
+
+void run_campaign(const Spec& spec, const CampaignOptions& opt) {
+  set_up(spec, opt);
+  fs::path corpus = opt.corpus_dir.empty() ? campaign->kernel_dir() / "fuzz-corpus" : opt.corpus_dir;
+  fs::create_directories(corpus);
   std::atexit(exit_with_verdict);  // libFuzzer exits when the time is up
-  LLVMFuzzerRunDriver(&argc, &argvp, run_one);
+  drive({"assay-fuzz", fmt::format("-max_total_time={}", std::max(1, int(opt.seconds))),
+         fmt::format("-seed={}", (opt.seed * uint64_t(opt.shards) + uint64_t(opt.shard)) % 4000000000u + 1),
+         "-max_len=64", "-timeout=100000", "-rss_limit_mb=0", "-print_final_stats=1", "-reload=0",
+         corpus.string()});
   exit_with_verdict();
+}
+
+void run_merge(const Spec& spec, const CampaignOptions& opt, const std::vector<std::string>& argv) {
+  set_up(spec, opt);
+  campaign->merging = true;
+  drive(argv);
+  std::exit(0);  // libFuzzer exits itself after a merge; this is not expected
 }
 
 }  // namespace assay::fuzz

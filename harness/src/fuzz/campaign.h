@@ -5,6 +5,8 @@
 // shrunk and reported while the campaign goes on.
 #pragma once
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "exec/loader.h"
 #include "gate/gate.h"
@@ -20,7 +22,8 @@ struct CampaignOptions {
   std::filesystem::path corpus_dir;     // libFuzzer's corpus; empty: OUT/<kernel>/fuzz-corpus
   bool features = true;                 // extra-counter feedback (off: to measure what it is worth)
   int64_t max_dim = 0;                  // 0: 160 on the host, 1024 on a GPU
-  int shrink_attempts = 150;
+  int shrink_attempts = 300;           // the nonzero cut (ddmin) needs its share
+  int job = -1;                         // >= 0: one of --jobs; its files go to OUT/<kernel>/job-<job>/
   Isolation isolation = Isolation::worker;
   double timeout_s = 0;
   LoaderOptions loader;
@@ -30,5 +33,11 @@ struct CampaignOptions {
 // process when the time is up. The summary goes to OUT/<kernel>/fuzz-summary.json
 // and stdout; the exit status is 1 when a failure was found, else 0.
 [[noreturn]] void run_campaign(const Spec& spec, const CampaignOptions& opt);
+
+// libFuzzer's corpus merge (-merge=1, or its inner step) through the same
+// driver and features as the campaign; `argv` is libFuzzer's whole command
+// line, argv[0] the command libFuzzer re-runs for the inner step (see
+// cli/corpus_command.cpp). Never returns: libFuzzer exits when done.
+[[noreturn]] void run_merge(const Spec& spec, const CampaignOptions& opt, const std::vector<std::string>& argv);
 
 }  // namespace assay::fuzz

@@ -1,0 +1,24 @@
+// `assay fuzz --jobs N` / `--gpus LIST`: campaigns as separate processes
+// (fork + exec of assay itself), so a job that dies takes only itself down.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace assay::fuzz {
+
+struct JobPlan {
+  std::vector<std::string> args;  // assay's arguments, without argv[0]
+  std::string gpu;                // CUDA_VISIBLE_DEVICES for this job; empty: inherited
+};
+
+// This process's executable (to start jobs of the same build).
+std::string self_executable();
+
+// Starts every job at once, waits for all; their exit codes in order
+// (-signal for a job killed by a signal).
+std::vector<int> run_jobs(const std::string& exe, const std::vector<JobPlan>& plans);
+
+// "0,1,3" -> {"0", "1", "3"}; InputError on anything but non-negative integers.
+std::vector<std::string> parse_gpu_list(const std::string& s);
+
+}  // namespace assay::fuzz
