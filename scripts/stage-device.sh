@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 rm -rf .device && mkdir -p .device/tests
 cp -r build/include .device/include
 strip -o .device/assay build/assay
+strip -o .device/assay-worker build/assay-worker
 for t in assay_gpu_tests assay_tests; do
   [ -f build/tests/$t ] && strip -o .device/tests/$t build/tests/$t
 done
