@@ -166,7 +166,7 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   cp.backend = make_backend(spec.backend);
   const bool host = spec.backend == BackendKind::host;
   cp.limits.max_dim = opt.max_dim > 0 ? opt.max_dim : host ? 160 : 1024;
-  const bool isolate = opt.isolation == Isolation::worker && host;
+  const bool isolate = opt.isolation == Isolation::worker;
   LoaderOptions lo = opt.loader;
   lo.open = !isolate;
   if (!host) lo.cuda_arch = cuda_arch();
