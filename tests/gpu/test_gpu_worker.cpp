@@ -12,7 +12,7 @@ using namespace assay;
 TEST_CASE("hostile cuda kernels get their expected verdicts out of process", "[gpu][worker]") {
   auto backend = make_backend(BackendKind::cuda);
   Reporter silent;
-  auto opt = testing::sample_gate_options(60);
+  auto opt = testing::sample_gate_options(300);  // misaligned_load and loop_k0 need ~200-270 cases
   opt.loader.cuda_arch = cuda_arch();
   for (auto& file : testing::sample_specs(BackendKind::cuda, "hostile")) {
     Spec spec = load_spec(file);
