@@ -185,12 +185,35 @@ int drive(std::vector<std::string> args) {
   return LLVMFuzzerRunDriver(&argc, &argvp, run_one);
 }
 
+
+// libFuzzer gives up when none of its first inputs is usable (all-zero bytes
+// decode to beta = 1, outside a spec that requires beta == 0): an empty
+// corpus starts with a few small cases fitted to the spec.
+void seed_corpus(const fs::path& dir, const Spec& spec) {
+  if (!fs::is_empty(dir)) return;
+  int i = 0;
+  for (int64_t d : {1, 7, 33})
+    for (double beta : {0.0, 1.0}) {
+      Case c;
+      c.m = c.n = c.k = d;
+      c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
+      c.a = gemm::make_layout(d, d, false), c.b = c.a, c.c = c.a;
+      c.beta = beta, c.recipe = Recipe::ints, c.seed = uint64_t(d);
+      std::optional<Case> fitted = gemm::fit_requires(c, spec);
+      if (!fitted) continue;
+      auto bytes = encode(*fitted);
+      std::ofstream(dir / fmt::format("seed-{}", i++), std::ios::binary)
+          .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    }
+}
+
 }  // namespace
 
 void run_campaign(const Spec& spec, const CampaignOptions& opt) {
   set_up(spec, opt);
   fs::path corpus = opt.corpus_dir.empty() ? campaign->kernel_dir() / "fuzz-corpus" : opt.corpus_dir;
   fs::create_directories(corpus);
+  seed_corpus(corpus, spec);
   std::atexit(exit_with_verdict);  // libFuzzer exits when the time is up
   drive({"assay-fuzz", fmt::format("-max_total_time={}", std::max(1, int(opt.seconds))),
          fmt::format("-seed={}", (opt.seed * uint64_t(opt.shards) + uint64_t(opt.shard)) % 4000000000u + 1),
