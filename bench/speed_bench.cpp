@@ -1,0 +1,180 @@
+// Benchmark (issue #5): assay's end-to-end throughput next to a minimal
+// in-process pipeline, measured in one run on the same kernel and shapes.
+//   minimal:  fill A and B, one candidate call, FP64 reference and bound,
+//             read C back, compare, synchronize: what a bare checker does;
+//   assay:    run_case with every guard (poison, canaries, snapshots, three
+//             calls, stale/cached/repeat checks), in process and in a worker.
+// For large cases it also times the candidate alone and the reference alone
+// (after a synchronize), so the report can state the overhead.
+//
+//   assay_bench_speed [--spec SPEC] [--backend cuda|host] [--seconds S] [--out FILE.md]
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "backend/backend.h"
+#include "exec/executor.h"
+#include "exec/loader.h"
+#include "exec/patterns.h"
+#include "exec/worker_runner.h"
+#include "ops/gemm/gemm_problem.h"
+#include "ops/gemm/gemm_reference.h"
+#include "ops/gemm/gemm_tolerance.h"
+
+using namespace assay;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+Case square(const Spec& spec, int64_t s, uint64_t seed) {
+  Case c;
+  c.m = c.n = c.k = s;
+  c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
+  c.a = {s, 1, 0}, c.b = {s, 1, 0}, c.c = {s, 1, 0};
+  c.recipe = Recipe::uniform, c.seed = seed;
+  return c;
+}
+
+// The bare pipeline's buffers and call, allocated once per shape.
+struct Minimal {
+  Backend& be;
+  Case c;
+  std::array<TensorGeom, 3> g;
+  Buffer buf[3];
+  int64_t shapes[3][2], strides[3][2];
+  DLTensor t[3];
+  double scalars[2] = {1, 0};
+  assay_call call{};
+
+  Minimal(Backend& b, const Case& cs) : be(b), c(cs), g(gemm::tensors(cs)) {
+    for (int i = 0; i < 3; ++i) {
+      buf[i] = be.allocate(size_t(g[i].span()) * dtype_bytes(g[i].dtype));
+      shapes[i][0] = g[i].rows, shapes[i][1] = g[i].cols;
+      strides[i][0] = g[i].row_stride, strides[i][1] = g[i].col_stride;
+      const bool bf16 = g[i].dtype == DType::bf16;
+      t[i] = DLTensor{buf[i].data, be.device(), 2,
+                      DLDataType{uint8_t(bf16 ? kDLBfloat : kDLFloat), uint8_t(dtype_bytes(g[i].dtype) * 8), 1},
+                      shapes[i], strides[i], 0};
+    }
+    call = assay_call{ASSAY_ABI_VERSION, "gemm", 2, t, 1, t + 2, 2, scalars, be.stream(), nullptr, 0};
+  }
+  ~Minimal() {
+    for (auto& b : buf) be.release(b);
+  }
+  void fill(uint64_t seed) {
+    for (int i : {0, 1}) be.fill_tensor(buf[i], g[i], gemm::recipe_params(c, gemm::Operand(i)), seed, i);
+  }
+  bool one_case(assay_run_fn fn, const Spec& spec, uint64_t seed) {
+    fill(seed);
+    fn(&call);
+    auto ref = gemm::reference(be, c, buf[0].data, buf[1].data, nullptr);
+    std::vector<std::byte> out(buf[2].bytes);
+    be.download(buf[2], out.data());
+    Tolerance tol = gemm::tolerance(c, spec.compute, gemm::kDefaultScale, poison_bits(c.c_type));
+    CompareStats s = compare(tol, g[2], out.data(), ref.ref.data(), ref.bound.data(), ref.terms.data());
+    return be.synchronize().empty() && verdict_of(s) == Verdict::pass;
+  }
+};
+
+struct Rate {
+  double cases = 0, seconds = 0;
+  double per_s() const { return seconds > 0 ? cases / seconds : 0; }
+};
+
+// Runs f(i) until `seconds` have passed (at least `min_cases` times).
+template <class F> Rate timed(double seconds, int min_cases, F&& f) {
+  Rate r;
+  auto t0 = Clock::now();
+  while (r.cases < min_cases || since(t0) < seconds) {
+    if (!f(uint64_t(r.cases))) throw std::runtime_error("a case failed during the benchmark");
+    ++r.cases;
+  }
+  r.seconds = since(t0);
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string backend_name = "cuda";
+  double seconds = 5;
+  fs::path spec_file, out;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--spec") spec_file = argv[i + 1];
+    else if (a == "--backend") backend_name = argv[i + 1];
+    else if (a == "--seconds") seconds = std::stod(argv[i + 1]);
+    else if (a == "--out") out = argv[i + 1];
+  }
+  const BackendKind kind = backend_name == "host" ? BackendKind::host : BackendKind::cuda;
+  if (spec_file.empty())
+    spec_file = fs::path(ASSAY_SOURCE_DIR) /
+                (kind == BackendKind::cuda ? "generated_kernels/gemm/cuda/cublas_f32.yaml"
+                                           : "generated_kernels/gemm/host/naive_f32.yaml");
+  Spec spec = load_spec(spec_file);
+  auto be = make_backend(kind);
+  LoaderOptions lo;
+  if (kind == BackendKind::cuda) lo.cuda_arch = cuda_arch();
+  LoadedKernel kernel = load_kernel(spec, lo);
+  InProcessRunner in_process(kernel.run);
+  WorkerOptions wo;
+  wo.library = kernel.library, wo.entry = spec.entry;
+  WorkerRunner worker(*be, wo);
+  if (std::string why = worker.warm_up(); !why.empty()) throw std::runtime_error(why);
+  ExecOptions exec{spec.compute, gemm::kDefaultScale, spec.deterministic, false, 0};
+
+  struct Size { const char* name; int64_t s; };
+  const std::vector<Size> sizes = kind == BackendKind::cuda
+      ? std::vector<Size>{{"tiny (32^3)", 32}, {"tiny (64^3)", 64}, {"medium (512^3)", 512}, {"large (4096^3)", 4096}}
+      : std::vector<Size>{{"tiny (32^3)", 32}, {"tiny (64^3)", 64}, {"medium (160^3)", 160}};
+  std::string table = fmt::format(
+      "kernel: {} ({}), {} s per measurement\n\n"
+      "| shape | minimal cases/s | assay in process | assay worker | worker / minimal |\n"
+      "| --- | --- | --- | --- | --- |\n", spec.name, name(kind), seconds);
+  std::string overhead;
+  for (const Size& size : sizes) {
+    Minimal minimal(*be, square(spec, size.s, 1));
+    auto case_at = [&](uint64_t i) { return square(spec, size.s, 1000 + i); };
+    const int warm = size.s >= 4096 ? 1 : 20;
+    timed(0, warm, [&](uint64_t i) { return minimal.one_case(kernel.run, spec, i); });
+    timed(0, warm, [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
+    const int min_cases = size.s >= 4096 ? 3 : 10;
+    Rate bare = timed(seconds, min_cases, [&](uint64_t i) { return minimal.one_case(kernel.run, spec, i); });
+    Rate in = timed(seconds, min_cases,
+                    [&](uint64_t i) { return run_case(*be, in_process, case_at(i), exec).verdict == Verdict::pass; });
+    Rate wk = timed(seconds, min_cases,
+                    [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
+    table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.2f} |\n", size.name, bare.per_s(), in.per_s(),
+                         wk.per_s(), wk.per_s() / bare.per_s());
+    if (size.s >= 512) {  // candidate alone and reference alone, each after a synchronize
+      minimal.fill(7);
+      be->synchronize();
+      Rate cand = timed(seconds / 2, min_cases, [&](uint64_t) {
+        kernel.run(&minimal.call);
+        return be->synchronize().empty();
+      });
+      Rate ref = timed(seconds / 2, min_cases, [&](uint64_t) {
+        gemm::reference(*be, minimal.c, minimal.buf[0].data, minimal.buf[1].data, nullptr);
+        return be->synchronize().empty();
+      });
+      const int calls = spec.deterministic ? 3 : 2;
+      const double core = calls * (1 / cand.per_s() + 1 / ref.per_s());
+      overhead += fmt::format(
+          "- {}: candidate {:.3f} ms, reference (FP64 + bound, to host) {:.3f} ms per call; an assay case makes {} "
+          "calls, so its core work is {:.3f} ms; assay in a worker takes {:.3f} ms per case: overhead {:.2f} "
+          "(minimal pipeline, one call: {:.3f} ms = {:.2f} of its own core)\n",
+          size.name, 1e3 / cand.per_s(), 1e3 / ref.per_s(), calls, core * 1e3, 1e3 / wk.per_s(),
+          (1 / wk.per_s()) / core, 1e3 / bare.per_s(), (1 / bare.per_s()) / (1 / cand.per_s() + 1 / ref.per_s()));
+    }
+  }
+  std::string report = table + "\n" + overhead;
+  std::fputs(report.c_str(), stdout);
+  if (!out.empty()) std::ofstream(out) << report;
+  return 0;
+}
