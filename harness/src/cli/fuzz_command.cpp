@@ -173,7 +173,7 @@ Command add_fuzz(CLI::App& app) {
   c->add_option("--max-dim", a->max_dim, "largest dimension tried (default 160 host, 1024 GPU)")
       ->check(CLI::Range(int64_t(1), int64_t(65535)));
   c->add_flag("--no-features", a->no_features, "no extra-counter feedback (to measure what it is worth)");
-  c->add_option("--isolation", a->isolation, "worker (default for host kernels) | in-process")
+  c->add_option("--isolation", a->isolation, "worker (default) | in-process")
       ->check(CLI::IsMember({"worker", "in-process"}));
   c->add_option("--timeout", a->timeout, "seconds a call may take before it is a hang (default: scaled)")
       ->check(CLI::PositiveNumber);

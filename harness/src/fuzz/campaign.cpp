@@ -173,6 +173,7 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   LoadedKernel kernel = load_kernel(spec, lo);
   cp.runner = make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
   cp.exec = ExecOptions{spec.compute, gemm::kDefaultScale, spec.deterministic, false, opt.timeout_s};
+  cp.exec.subnormals = spec.subnormals;
   enable_features(opt.features);
 }
 
