@@ -7,17 +7,20 @@
 # smallest_failing_dims). Correct specs (expect: pass): a clean campaign of
 # --clean-time seconds must report 0 failures. Writes a Markdown table and
 # the JSON behind it to docs/results/ (or --out STEM.{md,json}).
-#   scripts/fuzz-acceptance.sh [--backend host|cuda] [--time S] [--clean-time S] [--out STEM] SPEC...
+#   scripts/fuzz-acceptance.sh [--backend host|cuda] [--time S] [--clean-time S] [--parallel P] [--out STEM] SPEC...
+# --parallel P runs P campaigns at once (one GPU shared: cases/s and times to
+# the first failure are then those of a shared card, and the report says so).
 # ASSAY=path/to/assay overrides build/assay.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-backend=""; secs=60; clean=""; stem=""; specs=()
+backend=""; secs=60; clean=""; stem=""; specs=(); parallel=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --backend) backend=$2; shift 2 ;;
     --time) secs=${2%s}; shift 2 ;;
     --clean-time) clean=${2%s}; shift 2 ;;
     --out) stem=$2; shift 2 ;;
+    --parallel) parallel=$2; shift 2 ;;
     -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) specs+=("$1"); shift ;;
   esac
@@ -41,13 +44,18 @@ for spec in "${specs[@]}"; do
   expect=$(field expect "$spec"); t=$secs; [ "$expect" = pass ] && t=$clean
   name=$(basename "$spec" .yaml)
   echo "== $spec (expect $expect, ${t} s)" >&2
-  rc=0
-  "$assay" fuzz "$spec" --time "${t}s" --out "$work/out-$name" --json "$work/$name.json" > "$work/$name.log" 2>&1 || rc=$?
-  tail -n 1 "$work/$name.log" >&2
-  printf '%s\t%s\t%s\t%s\t%s\n' "$spec" "$expect" "$t" "$rc" "$work/$name.json" >> "$runs"
+  (
+    rc=0
+    "$assay" fuzz "$spec" --time "${t}s" --out "$work/out-$name" --json "$work/$name.json" > "$work/$name.log" 2>&1 || rc=$?
+    tail -n 1 "$work/$name.log" >&2
+    printf '%s\t%s\t%s\t%s\t%s\n' "$spec" "$expect" "$t" "$rc" "$work/$name.json" >> "$runs"
+  ) &
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
 done
-python3 - "$runs" "$stem" "$backend" "$machine" "$(git rev-parse --short HEAD)" "$(date -u +%FT%TZ)" \
-  "scripts/fuzz-acceptance.sh --backend $backend --time $secs --clean-time $clean ${specs[*]}" <<'PY'
+wait
+sort -o "$runs" "$runs"
+python3 - "$runs" "$stem" "$backend" "$machine" "${ASSAY_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" "$(date -u +%FT%TZ)" \
+  "scripts/fuzz-acceptance.sh --backend $backend --time $secs --clean-time $clean --parallel $parallel ${specs[*]}" <<'PY'
 import json, os, sys
 runs, stem, backend, machine, commit, date, command = sys.argv[1:8]
 rows = []

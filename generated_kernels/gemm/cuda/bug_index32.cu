@@ -3,7 +3,7 @@
 // i*lda + p and p*ldb + j. Right for every tensor below 2^31 elements; past
 // that the offset wraps negative and the kernel reads far before the buffer.
 // Only the sweep's cuda cases past 2^31 elements reach it.
-// Expected verdict: cuda_error (an illegal address; if the wrapped address
+// Expected verdict: crash (a sticky CUDA error in the worker, seen on the H200).
 // happens to be mapped, mismatch instead).
 #include <assay/abi.h>
 #include <cuda_runtime.h>

@@ -3,7 +3,7 @@
 // expression `k - T + 1`; a scalar loop does the rest. When k < 32 the bound
 // wraps to about 4e9, the loop marches far past A and B, and the GPU faults.
 // Right for every k >= 32.
-// Expected verdict: cuda_error (an illegal address).
+// Expected verdict: crash (a sticky CUDA error in the worker, seen on the H200).
 #include <assay/abi.h>
 #include <cuda_runtime.h>
 

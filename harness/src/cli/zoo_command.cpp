@@ -100,7 +100,16 @@ int run_zoo(const ZooArgs& a) {
       continue;
     }
     if (spec.backend != kind) continue;
-    baseline::ZooRow row = baseline::run_zoo_kernel(spec, *backend, opt);
+    baseline::ZooRow row;
+    try {
+      row = baseline::run_zoo_kernel(spec, *backend, opt);
+    } catch (const InfraError& e) {  // the machine failed this kernel: record it, keep the others' results
+      fmt::print(stderr, "assay: infrastructure: {}: {}\n", spec.name, e.what());
+      code = worse_exit(code, exit_infrastructure);
+      row.name = spec.name, row.spec = file.string(), row.expect = spec.expect;
+      row.planted = !spec.expect.empty() && spec.expect != "pass";
+      row.cells.assign(std::size(baseline::kZooCheckers), baseline::ZooCell{"error", "", 0, 0, e.what(), ""});
+    }
     std::string line = fmt::format("zoo: {:<28}", row.name);
     for (size_t j = 0; j < row.cells.size(); ++j) line += fmt::format(" {}={}", baseline::kZooCheckers[j], row.cells[j].status);
     fmt::print("{}\n", line);

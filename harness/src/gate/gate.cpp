@@ -188,7 +188,16 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       continue;
     }
     if (opt.journal) opt.journal->case_started(spec_key, i, *c);
-    CaseOutcome outcome = run_case(backend, *runner, *c, exec);
+    CaseOutcome outcome;
+    try {
+      outcome = run_case(backend, *runner, *c, exec);
+    } catch (const InfraError& e) {
+      // The device's memory is shared (other processes, the reference's
+      // pool): a case that does not fit now is skipped, not the whole run.
+      if (std::string(e.what()).find("out of memory") == std::string::npos) throw;
+      ++report.cases_skipped, ++report.skip_reasons[fmt::format("device out of memory ({})", c->origin)];
+      continue;
+    }
     ++report.cases_run;
     fs::path file;
     if (outcome.verdict != Verdict::pass) file = save_case(case_dir, spec, *c, outcome, i);

@@ -51,11 +51,12 @@ CudaBackend::CudaBackend() {
   size_t free_bytes = 0, total = 0;
   check_cuda(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
   budget_ = free_bytes / 10 * 8;  // leave room for the candidate's own allocations
-  // The reference's FP64 scratch comes from the stream-ordered pool; keep
-  // what it grew to, so cases do not pay for the pool's growth again.
+  // The reference's FP64 scratch comes from the stream-ordered pool; keep up
+  // to 2 GiB of it between cases (small cases pay nothing for the pool's
+  // growth), but give the scratch of huge cases back to the device.
   cudaMemPool_t pool;
   check_cuda(cudaDeviceGetDefaultMemPool(&pool, device_), "default memory pool");
-  uint64_t keep = UINT64_MAX;
+  uint64_t keep = uint64_t(2) << 30;
   check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "pool threshold");
   // Case buffers are whole blocks, each shareable with a worker (block_cache.h).
   BlockCache::Device device;
