@@ -36,12 +36,13 @@ struct CheckArgs {
   std::string corpus = "corpus";
   std::string sanitize;  // compute-sanitizer tool; empty: none
   int sanitize_samples = 2;
+  double device_memory_limit_gib = 0;
 };
 
 // The journal keeps the run's options so that --resume needs nothing else.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
                                    junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus, sanitize,
-                                   sanitize_samples)
+                                   sanitize_samples, device_memory_limit_gib)
 
 std::vector<fs::path> collect_specs(const std::vector<std::string>& paths) {
   std::vector<fs::path> specs;
@@ -112,6 +113,7 @@ int run_check(CheckArgs a) {
   opt.corpus_dir = a.corpus;
   if (resume) opt.resume = &*resume;
   opt.sanitize = a.sanitize, opt.sanitize_samples = a.sanitize_samples;
+  opt.device_memory_limit = size_t(a.device_memory_limit_gib * double(1 << 30));
   if (!a.sanitize.empty())
     if (std::string why = sanitizer_unavailable(); !why.empty()) fmt::print("--sanitize {}: {}\n", a.sanitize, why);
 
@@ -179,6 +181,10 @@ Command add_check(CLI::App& app) {
                  "replay failing cases and a few passing ones under compute-sanitizer with this tool")
       ->check(CLI::IsMember({"memcheck", "racecheck", "initcheck", "synccheck"}));
   c->add_option("--sanitize-samples", args->sanitize_samples, "passing cases replayed per kernel (default 2)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--device-memory-limit", args->device_memory_limit_gib,
+                 "GiB of device memory a cuda candidate's call may keep (checked device-wide: use only with one "
+                 "process per GPU; default: unchecked)")
       ->check(CLI::NonNegativeNumber);
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");

@@ -55,11 +55,12 @@ fs::path save_case_as(const fs::path& file, const Spec& spec, const Case& c, con
 }
 
 std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const LoadedKernel& kernel, bool isolate,
-                                    const fs::path& log_dir) {
+                                    const fs::path& log_dir, size_t device_memory_limit) {
   if (!isolate) return std::make_unique<InProcessRunner>(kernel.run);
   fs::create_directories(log_dir);
   WorkerOptions wo;
   wo.library = kernel.library, wo.entry = spec.entry, wo.log_file = log_dir / "worker.log";
+  wo.device_memory_limit = device_memory_limit;
   auto worker = std::make_unique<WorkerRunner>(backend, wo);
   if (std::string why = worker->warm_up(); !why.empty())
     throw InputError(fmt::format("{}: the kernel cannot be loaded: {}", spec.file.string(), why));
@@ -130,7 +131,7 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     LoaderOptions lo = opt.loader;
     lo.open = !isolate;
     kernel = load_kernel(spec, lo);
-    runner = make_runner(spec, backend, kernel, isolate, opt.out_dir / spec.name);
+    runner = make_runner(spec, backend, kernel, isolate, opt.out_dir / spec.name, opt.device_memory_limit);
   } catch (const InputError& e) {
     report.setup_error = e.what(), report.setup_exit = exit_bad_input;
   } catch (const InfraError& e) {

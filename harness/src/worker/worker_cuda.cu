@@ -80,7 +80,7 @@ class CudaDevice final : public WorkerDevice {
       if (cudaMalloc(&staging_, need) == cudaSuccess) staging_bytes_ = need;
       else cudaGetLastError();  // no copy, no check of stream order this call
     }
-    cudaMemGetInfo(&free_before_, &total_);
+    if (limit_ > 0) cudaMemGetInfo(&free_before_, &total_);
   }
 
   wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message) override {
@@ -106,8 +106,8 @@ class CudaDevice final : public WorkerDevice {
       return wire::CallEnd::device_error;
     }
     size_t free_after = 0;
-    cudaMemGetInfo(&free_after, &total_);
-    if (free_before_ > free_after && free_before_ - free_after > limit_) {
+    if (limit_ > 0) cudaMemGetInfo(&free_after, &total_);
+    if (limit_ > 0 && free_before_ > free_after && free_before_ - free_after > limit_) {
       message = "the candidate kept " + std::to_string((free_before_ - free_after) >> 20) +
                 " MiB of device memory after the call (limit " + std::to_string(limit_ >> 20) + " MiB)";
       return wire::CallEnd::fatal;
