@@ -22,4 +22,4 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   budget="${ZOO_HOST_BUDGET:-30}"
   echo "zoo: no GPU, host backend: gate budget ${budget} s per kernel instead of 60 (CI time)"
 fi
-exec build/assay zoo generated_kernels/gemm --backend auto --budget "$budget" --out docs/results "$@"
+exec build/assay zoo generated_kernels/gemm --backend auto --budget "$budget" --out "${ZOO_OUT:-docs/results}" "$@"
