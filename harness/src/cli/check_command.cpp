@@ -44,24 +44,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckArgs, paths, backend, cases, budget, see
                                    junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus, sanitize,
                                    sanitize_samples, device_memory_limit_gib)
 
-std::vector<fs::path> collect_specs(const std::vector<std::string>& paths) {
-  std::vector<fs::path> specs;
-  for (const auto& p : paths) {
-    if (!fs::is_directory(p)) {
-      specs.emplace_back(p);  // a missing file is reported by the spec loader
-      continue;
-    }
-    std::vector<fs::path> found;
-    for (auto& e : fs::recursive_directory_iterator(p))
-      if (e.is_regular_file() && (e.path().extension() == ".yaml" || e.path().extension() == ".yml"))
-        found.push_back(e.path());
-    std::sort(found.begin(), found.end());
-    if (found.empty()) throw InputError(fmt::format("{}: no spec files (*.yaml) in this folder", p));
-    specs.insert(specs.end(), found.begin(), found.end());
-  }
-  return specs;
-}
-
 // Exit code of the whole run (worse_exit: bad input, then machine, then kernel).
 int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
   int code = exit_pass;
@@ -124,7 +106,7 @@ int run_check(CheckArgs a) {
 
   std::map<BackendKind, std::unique_ptr<Backend>> backends;
   std::vector<KernelReport> reports;
-  for (const fs::path& file : collect_specs(a.paths)) {
+  for (const fs::path& file : collect_spec_files(a.paths)) {
     KernelReport failed_setup;
     failed_setup.name = file.stem().string();
     failed_setup.spec_file = file;

@@ -29,24 +29,6 @@ struct ZooArgs {
   std::string command;  // as typed, for the report
 };
 
-std::vector<fs::path> spec_files(const std::vector<std::string>& paths) {
-  std::vector<fs::path> specs;
-  for (const auto& p : paths) {
-    if (!fs::is_directory(p)) {
-      specs.emplace_back(p);  // a missing file is reported by the spec loader
-      continue;
-    }
-    std::vector<fs::path> found;
-    for (auto& e : fs::recursive_directory_iterator(p))
-      if (e.is_regular_file() && (e.path().extension() == ".yaml" || e.path().extension() == ".yml"))
-        found.push_back(e.path());
-    if (found.empty()) throw InputError(fmt::format("{}: no spec files (*.yaml) in this folder", p));
-    std::sort(found.begin(), found.end());
-    specs.insert(specs.end(), found.begin(), found.end());
-  }
-  return specs;
-}
-
 std::string shell_line(const char* cmd) {  // first line of a command's output, "" on failure
   std::string s;
   if (FILE* p = popen(cmd, "r")) {
@@ -89,7 +71,7 @@ int run_zoo(const ZooArgs& a) {
 
   std::vector<baseline::ZooRow> rows;
   int code = exit_pass;
-  const auto files = spec_files(a.paths);
+  const auto files = collect_spec_files(a.paths);
   for (const fs::path& file : files) {
     Spec spec;
     try {

@@ -2,7 +2,10 @@
 // problem is reported as "FILE:LINE: key 'X': what is wrong".
 #include "spec/spec.h"
 
+#include <algorithm>
 #include <system_error>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/yaml_input.h"
@@ -124,5 +127,23 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& file) {
 }
 
 Spec load_spec(const fs::path& file) { return parse_spec(yaml_input::read_file(file), file); }
+
+std::vector<fs::path> collect_spec_files(const std::vector<std::string>& paths) {
+  std::vector<fs::path> specs;
+  for (const auto& p : paths) {
+    if (!fs::is_directory(p)) {
+      specs.emplace_back(p);  // a missing file is reported by the spec loader
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (auto& e : fs::recursive_directory_iterator(p))
+      if (e.is_regular_file() && (e.path().extension() == ".yaml" || e.path().extension() == ".yml"))
+        found.push_back(e.path());
+    std::sort(found.begin(), found.end());
+    if (found.empty()) throw InputError(fmt::format("{}: no spec files (*.yaml) in this folder", p));
+    specs.insert(specs.end(), found.begin(), found.end());
+  }
+  return specs;
+}
 
 }  // namespace assay

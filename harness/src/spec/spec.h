@@ -40,6 +40,10 @@ struct Spec {
 // Reads and validates a spec. Throws InputError "FILE:LINE: key 'X': problem"
 // for unknown keys, wrong types, missing files and bad expressions.
 Spec load_spec(const std::filesystem::path& file);
+// The spec files named on a command line: files as given (a missing one is
+// the loader's to report), folders searched for *.yaml / *.yml, sorted.
+// Throws InputError for a folder without any.
+std::vector<std::filesystem::path> collect_spec_files(const std::vector<std::string>& paths);
 Spec parse_spec(const std::string& yaml_text, const std::filesystem::path& file);
 
 }  // namespace assay
