@@ -82,6 +82,20 @@ struct Minimal {
   }
 };
 
+// The in-process runner, timed: how much of a case is the call itself.
+struct TimedRunner final : Runner {
+  Runner& inner;
+  long calls = 0;
+  double seconds = 0;
+  explicit TimedRunner(Runner& r) : inner(r) {}
+  RunStatus run(const assay_call& call, double timeout_s) override {
+    auto t0 = Clock::now();
+    RunStatus s = inner.run(call, timeout_s);
+    ++calls, seconds += since(t0);
+    return s;
+  }
+};
+
 struct Rate {
   double cases = 0, seconds = 0;
   double per_s() const { return seconds > 0 ? cases / seconds : 0; }
@@ -122,7 +136,8 @@ int main(int argc, char** argv) {
   LoaderOptions lo;
   if (kind == BackendKind::cuda) lo.cuda_arch = cuda_arch();
   LoadedKernel kernel = load_kernel(spec, lo);
-  InProcessRunner in_process(kernel.run);
+  InProcessRunner bare_runner(kernel.run);
+  TimedRunner in_process(bare_runner);
   WorkerOptions wo;
   wo.library = kernel.library, wo.entry = spec.entry;
   WorkerRunner worker(*be, wo);
@@ -135,9 +150,9 @@ int main(int argc, char** argv) {
       : std::vector<Size>{{"tiny (32^3)", 32}, {"tiny (64^3)", 64}, {"medium (160^3)", 160}};
   std::string table = fmt::format(
       "kernel: {} ({}), {} s per measurement\n\n"
-      "| shape | minimal cases/s | assay in process | assay worker | worker / minimal |\n"
-      "| --- | --- | --- | --- | --- |\n", spec.name, name(kind), seconds);
-  std::string overhead;
+      "| shape | minimal cases/s | assay in process | assay worker | worker / minimal | worker / in process |\n"
+      "| --- | --- | --- | --- | --- | --- |\n", spec.name, name(kind), seconds);
+  std::string overhead, profile;
   for (const Size& size : sizes) {
     Minimal minimal(*be, square(spec, size.s, 1));
     auto case_at = [&](uint64_t i) { return square(spec, size.s, 1000 + i); };
@@ -146,12 +161,25 @@ int main(int argc, char** argv) {
     timed(0, warm, [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
     const int min_cases = size.s >= 4096 ? 3 : 10;
     Rate bare = timed(seconds, min_cases, [&](uint64_t i) { return minimal.one_case(kernel.run, spec, i); });
+    in_process.calls = 0, in_process.seconds = 0;
     Rate in = timed(seconds, min_cases,
                     [&](uint64_t i) { return run_case(*be, in_process, case_at(i), exec).verdict == Verdict::pass; });
+    worker.reset_profile();
     Rate wk = timed(seconds, min_cases,
                     [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
-    table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.2f} |\n", size.name, bare.per_s(), in.per_s(),
-                         wk.per_s(), wk.per_s() / bare.per_s());
+    table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} |\n", size.name, bare.per_s(), in.per_s(),
+                         wk.per_s(), wk.per_s() / bare.per_s(), wk.per_s() / in.per_s());
+    // Per call, in microseconds: where the worker's extra time goes.
+    const WorkerProfile& p = worker.profile();
+    const double n = double(std::max(1L, p.calls)), us = 1e6;
+    profile += fmt::format(
+        "- {}: in process a call takes {:.0f} us, the rest of the case {:.0f} us per call; in the worker: harness "
+        "synchronize {:.0f} us, round trip {:.0f} us (assay_run {:.0f}, waiting for its work {:.0f}, order check "
+        "{:.0f}, messages and scheduling {:.0f}), the rest of the case {:.0f} us per call\n",
+        size.name, us * in_process.seconds / std::max(1L, in_process.calls),
+        us * (in.seconds - in_process.seconds) / std::max(1L, in_process.calls), us * p.before / n,
+        us * p.round_trip / n, us * p.run / n, us * p.wait / n, us * p.check / n,
+        us * (p.round_trip - p.run - p.wait - p.check) / n, us * (wk.seconds - p.before - p.round_trip) / n);
     if (size.s >= 512) {  // candidate alone and reference alone, each after a synchronize
       minimal.fill(7);
       be->synchronize();
@@ -173,7 +201,7 @@ int main(int argc, char** argv) {
           (1 / wk.per_s()) / core, 1e3 / bare.per_s(), (1 / bare.per_s()) / (1 / cand.per_s() + 1 / ref.per_s()));
     }
   }
-  std::string report = table + "\n" + overhead;
+  std::string report = table + "\n" + overhead + "\nPer call (microseconds):\n\n" + profile;
   std::fputs(report.c_str(), stdout);
   if (!out.empty()) std::ofstream(out) << report;
   return 0;

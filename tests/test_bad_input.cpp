@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/host/host_backend.h"
 #include "cli_support.h"
+#include "core/error.h"
 
 using namespace std::string_literals;
 namespace fs = std::filesystem;
@@ -91,4 +93,10 @@ TEST_CASE("a kernel library without its entry is a set-up error in the worker to
   INFO(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("assay_run") != std::string::npos);
+}
+
+TEST_CASE("a buffer larger than the machine is an OutOfMemory error, which a gate skips", "[bad_input]") {
+  assay::HostBackend host;
+  // 2^60 bytes: no machine has it; the mapping or the memfd refuses it.
+  REQUIRE_THROWS_AS(host.allocate(size_t(1) << 60), assay::OutOfMemory);
 }

@@ -24,7 +24,12 @@ struct DeviceArray {  // scratch for one reference call, from the stream's memor
   double* p = nullptr;
   cudaStream_t s;
   DeviceArray(size_t n, cudaStream_t stream) : s(stream) {
-    check(cudaMallocAsync(&p, (n ? n : 1) * sizeof(double), s), "cudaMallocAsync");
+    cudaError_t e = cudaMallocAsync(&p, (n ? n : 1) * sizeof(double), s);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw OutOfMemory(fmt::format("reference scratch of {} doubles: out of device memory", n));
+    }
+    check(e, "cudaMallocAsync");
   }
   ~DeviceArray() { cudaFreeAsync(p, s); }
   DeviceArray(const DeviceArray&) = delete;

@@ -3,9 +3,9 @@
 // uncapped and no grid-stride loop, and it returns ASSAY_OK without checking
 // the launch. For m > 1,048,560 the launch itself fails (gridDim.y > 65535)
 // and C is never computed; every smaller m is right.
-// Expected verdict: unwritten_output (seen on the H200: the kernel links its
-// own static cudart, so its launch error is not visible to the worker's
-// cudaGetLastError; what shows is the output it never wrote).
+// Expected verdict: cuda_error (the launch error, seen by the worker: candidates
+// are built with -cudart shared). Built with a static cudart of its own, the
+// error stayed inside the candidate and the verdict was unwritten_output.
 #include <assay/abi.h>
 #include <cuda_runtime.h>
 

@@ -25,4 +25,10 @@ struct InfraError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The device had no room for a case's buffers or the reference's scratch. A
+// gate skips that case (other processes may hold the memory) and goes on.
+struct OutOfMemory : InfraError {
+  using InfraError::InfraError;
+};
+
 }  // namespace assay

@@ -82,7 +82,11 @@ LoadedKernel load_kernel(const Spec& spec, const LoaderOptions& opt) {
   const bool cuda = spec.backend == BackendKind::cuda;
   const fs::path include = kernel_include_dir();
   std::string compiler = cuda ? nvcc_path() : host_cxx();
-  std::string flags = cuda ? fmt::format("-std=c++17 -O2 -shared -Xcompiler -fPIC -arch={} -lineinfo", opt.cuda_arch)
+  // -cudart shared: the candidate uses the runtime the harness (or worker)
+  // loaded, not a private static copy, so its launch errors reach their
+  // cudaGetLastError instead of staying in the candidate's own runtime.
+  std::string flags = cuda ? fmt::format("-std=c++17 -O2 -shared -Xcompiler -fPIC -cudart shared -arch={} -lineinfo",
+                                         opt.cuda_arch)
                            : "-std=c++17 -O2 -shared -fPIC -g";
   for (auto& f : spec.flags) flags += " " + quote(f);
   std::string libs;

@@ -45,6 +45,9 @@ enum class CallEnd : int32_t {
 struct Reply {  // also the worker's first message: ready (code 0) or why not
   int32_t code = 0;  // assay_run's return value
   CallEnd end = CallEnd::returned;
+  // Where the worker's time went (seconds): inside assay_run, waiting for the
+  // call's work, checking its outputs' order. For the harness's profile.
+  float run_s = 0, wait_s = 0, check_s = 0;
   char message[1024] = {};
 };
 

@@ -162,7 +162,10 @@ RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
   int fds[wire::kMaxTensors];
   describe_buffers(call, req, fds);
   // The harness's fills and copies must be done before another process reads them.
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
   if (std::string e = backend_.synchronize(); !e.empty()) throw InfraError("before a worker call: " + e);
+  const auto t1 = Clock::now();
   const int nfds = backend_.kind() == BackendKind::host ? req.num_buffers : 0;
   if (!wire::send_message(sock_, &req, sizeof req, fds, nfds)) return reap("the call");
   pollfd p{sock_, POLLIN, 0};
@@ -177,6 +180,9 @@ RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
   }
   wire::Reply reply;
   if (!wire::recv_message(sock_, &reply, sizeof reply, nullptr, 0, nullptr)) return reap("the call");
+  const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  profile_.calls++, profile_.before += seconds(t0, t1), profile_.round_trip += seconds(t1, Clock::now());
+  profile_.run += reply.run_s, profile_.wait += reply.wait_s, profile_.check += reply.check_s;
   std::string message(reply.message, strnlen(reply.message, sizeof reply.message));
   switch (reply.end) {
     case wire::CallEnd::returned: return RunStatus{RunEnd::returned, reply.code, message};

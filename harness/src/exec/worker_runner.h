@@ -25,6 +25,14 @@ struct WorkerOptions {
   std::filesystem::path log_file;          // the worker's stdout and stderr; empty: /dev/null
 };
 
+// Where the time of the worker's calls went, summed over calls (seconds).
+struct WorkerProfile {
+  long calls = 0;
+  double before = 0;      // the harness's synchronize before each call
+  double round_trip = 0;  // request sent to reply read, all of the worker's part included
+  double run = 0, wait = 0, check = 0;  // the worker's own: assay_run, its work, the order check
+};
+
 class WorkerRunner final : public Runner {
  public:
   // Host buffers are shared as memfds, cuda ones as CUDA IPC handles.
@@ -34,6 +42,8 @@ class WorkerRunner final : public Runner {
   // Starts the worker now; "" or why the kernel cannot be loaded there.
   std::string warm_up() { return pid_ >= 0 ? std::string{} : start(); }
   int workers_started() const { return started_; }
+  const WorkerProfile& profile() const { return profile_; }
+  void reset_profile() { profile_ = {}; }
 
  private:
   std::string start();  // "" or why the worker could not start
@@ -47,6 +57,7 @@ class WorkerRunner final : public Runner {
   pid_t pid_ = -1;
   int sock_ = -1;
   int started_ = 0;
+  WorkerProfile profile_;
 };
 
 // assay-worker next to the running executable (or $ASSAY_WORKER).

@@ -4,6 +4,7 @@
 // first). After each call the worker classifies how the call's work ended.
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <string>
@@ -44,6 +45,7 @@ class CudaDevice final : public WorkerDevice {
     if (e == cudaSuccess) e = cudaFree(nullptr);  // creates the context now, not inside the first call
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaMalloc(&flag_, sizeof(int));
+    if (e == cudaSuccess) e = cudaMallocHost(&flag_host_, sizeof(int));  // pinned: the read-back is one DMA
     return e == cudaSuccess ? std::string{} : "worker: CUDA setup failed: " + describe(e);
   }
 
@@ -83,7 +85,8 @@ class CudaDevice final : public WorkerDevice {
     if (limit_ > 0) cudaMemGetInfo(&free_before_, &total_);
   }
 
-  wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message) override {
+  wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message,
+                           double& check_s) override {
     cudaError_t launch = cudaGetLastError();
     // What a consumer ordered after the call on its stream would read.
     size_t at = 0;
@@ -93,8 +96,8 @@ class CudaDevice final : public WorkerDevice {
         cudaMemcpyAsync(staging_ + at, base[b], req.buffer_bytes[b], cudaMemcpyDeviceToDevice, stream_);
         at += req.buffer_bytes[b];
       });
-    cudaError_t e = cudaStreamSynchronize(stream_);
-    if (e == cudaSuccess) e = cudaDeviceSynchronize();  // work the candidate left on other streams
+    // The call's stream and whatever the candidate left on other streams.
+    cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = launch;
     if (e != cudaSuccess) {
       cudaGetLastError();
@@ -105,19 +108,21 @@ class CudaDevice final : public WorkerDevice {
       message = describe(e);
       return wire::CallEnd::device_error;
     }
+    const auto t0 = std::chrono::steady_clock::now();
+    wire::CallEnd end = wire::CallEnd::returned;
     size_t free_after = 0;
     if (limit_ > 0) cudaMemGetInfo(&free_after, &total_);
     if (limit_ > 0 && free_before_ > free_after && free_before_ - free_after > limit_) {
       message = "the candidate kept " + std::to_string((free_before_ - free_after) >> 20) +
                 " MiB of device memory after the call (limit " + std::to_string(limit_ >> 20) + " MiB)";
-      return wire::CallEnd::fatal;
-    }
-    if (staged && outputs_changed(req, base)) {
+      end = wire::CallEnd::fatal;
+    } else if (staged && outputs_changed(req, base)) {
       message = "an output changed after the work on the call's stream had finished: the kernel ran work "
                 "outside the stream it was given and did not order it before returning";
-      return wire::CallEnd::unordered_output;
+      end = wire::CallEnd::unordered_output;
     }
-    return wire::CallEnd::returned;
+    check_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return end;
   }
 
  private:
@@ -129,18 +134,17 @@ class CudaDevice final : public WorkerDevice {
     }
   }
   bool outputs_changed(const wire::CallRequest& req, const Bases& base) {
-    int any = 0;
     size_t at = 0;
-    cudaMemcpyAsync(flag_, &any, sizeof any, cudaMemcpyHostToDevice, stream_);
+    cudaMemsetAsync(flag_, 0, sizeof(int), stream_);
     for_each_output_buffer(req, [&](int b) {
       const size_t n = req.buffer_bytes[b];
       differs_kernel<<<unsigned(std::min<size_t>((n + 255) / 256, 4096)), 256, 0, stream_>>>(
           staging_ + at, static_cast<const unsigned char*>(base[b]), n, flag_);
       at += n;
     });
-    cudaMemcpyAsync(&any, flag_, sizeof any, cudaMemcpyDeviceToHost, stream_);
+    cudaMemcpyAsync(flag_host_, flag_, sizeof(int), cudaMemcpyDeviceToHost, stream_);
     cudaStreamSynchronize(stream_);
-    return any != 0;
+    return *flag_host_ != 0;
   }
 
   int device_;
@@ -150,6 +154,7 @@ class CudaDevice final : public WorkerDevice {
   unsigned char* staging_ = nullptr;
   size_t staging_bytes_ = 0, free_before_ = 0, total_ = 0;
   int* flag_ = nullptr;
+  int* flag_host_ = nullptr;
 };
 
 }  // namespace

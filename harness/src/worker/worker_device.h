@@ -24,8 +24,9 @@ class WorkerDevice {
   virtual std::string map(const wire::CallRequest& req, const int* fds, int nfds, Bases& base) = 0;
   virtual void before_call(const wire::CallRequest&, const Bases&) {}
   // After assay_run returned: waits for the call's work; message says why
-  // when the call did not end as `returned`.
-  virtual wire::CallEnd after_call(const wire::CallRequest&, const Bases&, std::string& message) {
+  // when the call did not end as `returned`. check_s: the part of its time
+  // spent checking the outputs (the rest is waiting for the call's work).
+  virtual wire::CallEnd after_call(const wire::CallRequest&, const Bases&, std::string& message, double& check_s) {
     return wire::CallEnd::returned;
   }
   virtual void unmap(const wire::CallRequest& req, Bases& base) = 0;

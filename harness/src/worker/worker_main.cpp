@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,8 +24,7 @@ using namespace assay::wire;
 using assay::worker::Bases;
 using assay::worker::WorkerDevice;
 
-void reply(int sock, int code, CallEnd end, const std::string& message) {
-  Reply r;
+void reply(int sock, int code, CallEnd end, const std::string& message, Reply r = {}) {
   r.code = code, r.end = end;
   std::snprintf(r.message, sizeof r.message, "%s", message.c_str());
   if (!send_message(sock, &r, sizeof r, nullptr, 0)) std::_Exit(2);
@@ -67,11 +67,19 @@ bool serve(int sock, assay_run_fn run, WorkerDevice& dev, const CallRequest& req
     std::memcpy(op, req.op, sizeof req.op);
     assay_call call{ASSAY_ABI_VERSION, op, req.num_inputs, tensors, req.num_outputs, tensors + req.num_inputs,
                     req.num_scalars, req.scalars, dev.stream(), nullptr, 0};
+    using Clock = std::chrono::steady_clock;
     dev.before_call(req, base);
+    const auto t0 = Clock::now();
     int code = run(&call);
+    const auto t1 = Clock::now();
     std::string message;
-    CallEnd end = dev.after_call(req, base, message);
-    reply(sock, code, end, message);
+    double check_s = 0;
+    CallEnd end = dev.after_call(req, base, message, check_s);
+    Reply timing;
+    timing.run_s = float(std::chrono::duration<double>(t1 - t0).count());
+    timing.wait_s = float(std::chrono::duration<double>(Clock::now() - t1).count() - check_s);
+    timing.check_s = float(check_s);
+    reply(sock, code, end, message, timing);
     stay = end != CallEnd::fatal;
   }
   dev.unmap(req, base);

@@ -97,7 +97,7 @@ cublasContext* CudaBackend::cublas() {
 Buffer CudaBackend::allocate(size_t bytes) {
   std::optional<Block> b = blocks_->take(bytes);
   if (!b)
-    throw InfraError(fmt::format("cudaMalloc of {} bytes: out of device memory ({} bytes in use by this case's "
+    throw OutOfMemory(fmt::format("cudaMalloc of {} bytes: out of device memory ({} bytes in use by this case's "
                                  "buffers)", bytes, blocks_->live_bytes()));
   return Buffer{b->data, bytes, -1, b->id};
 }

@@ -25,12 +25,15 @@ Buffer HostBackend::allocate(size_t bytes) {
   if (ftruncate(fd, off_t(rounded)) != 0) {
     int e = errno;
     close(fd);
+    if (e == ENOMEM || e == ENOSPC || e == EFBIG)
+      throw OutOfMemory(fmt::format("host buffer of {} bytes: {}", bytes, std::strerror(e)));
     throw InfraError(fmt::format("host buffer of {} bytes: {}", bytes, std::strerror(e)));
   }
   void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) {
     int e = errno;
     close(fd);
+    if (e == ENOMEM) throw OutOfMemory(fmt::format("mmap of {} bytes: {}", bytes, std::strerror(e)));
     throw InfraError(fmt::format("mmap of {} bytes: {}", bytes, std::strerror(e)));
   }
   Buffer b{static_cast<std::byte*>(p), bytes, fd};
