@@ -2,6 +2,7 @@
 // planted bug and shrinks it, while a correct kernel stays clean.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "cli_support.h"
 #include "fuzz/case_codec.h"
 #include "fuzz/summary.h"
+#include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
 #include "samples_support.h"
 
@@ -35,6 +37,146 @@ TEST_CASE("fuzz bytes decode to valid cases that encode back to themselves", "[f
       CHECK((g.row_major() || g.col_major() || g.rows <= 1 || g.cols <= 1));
     }
   }
+}
+
+namespace {
+
+Case ordinary_case(int64_t m, int64_t n, int64_t k) {
+  Case c;
+  c.m = m, c.n = n, c.k = k;
+  c.a = gemm::make_layout(m, k, false), c.b = gemm::make_layout(k, n, false), c.c = gemm::make_layout(m, n, false);
+  c.seed = 7, c.origin = "fuzz";  // as decode names it
+  return c;
+}
+
+// The campaign's limits (fuzz/campaign.cpp) on a host and on a GPU with ~110 GB to spare.
+fuzz::CodecLimits host_limits() {
+  return {8192, double(1 << 22), double(1 << 17), {BackendKind::host, double(size_t(2) << 30)}, 0};
+}
+fuzz::CodecLimits cuda_limits(double budget = 110e9) {
+  return {8192, double(1 << 30), double(1 << 22), {BackendKind::cuda, budget}, double(int64_t(1) << 41)};
+}
+double elements(const Case& c) { return double(c.m) * c.k + double(c.k) * c.n + double(c.m) * c.n; }
+
+std::vector<uint8_t> huge_genome(int dim, uint32_t value, uint16_t m, uint16_t n, uint16_t k) {
+  std::vector<uint8_t> b(24, 0);
+  uint16_t d[3] = {m, n, k};
+  std::memcpy(b.data(), d, 6);
+  b[20] = uint8_t(0xa0 + dim), b[21] = uint8_t(value), b[22] = uint8_t(value >> 8), b[23] = uint8_t(value >> 16);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("ordinary fuzz cases: k grows past 2048 in steps, m*n*k and the elements stay bounded", "[fuzz]") {
+  Spec spec;
+  const auto lim = host_limits();
+  bool doubled_past_2048 = false;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    uint8_t bytes[24];
+    for (auto& b : bytes) b = uint8_t(mix64(i * 17 + (&b - bytes)));
+    if (i % 2) bytes[20] = uint8_t(0xa0 + i % 3);  // a huge tag: the host ignores it
+    Case c = fuzz::decode(bytes, sizeof bytes, spec, lim);
+    INFO(describe(c));
+    CHECK(!fuzz::is_huge(c, lim));
+    CHECK(double(c.m) * double(c.n) * double(c.k) <= lim.max_work);
+    CHECK(elements(c) <= lim.max_elements);
+    Case from = ordinary_case(33, 3, 1025);
+    Case x = fuzz::mutate(from, mix64(i), lim);
+    CHECK(!fuzz::is_huge(x, lim));  // the host never gets a huge case
+    CHECK(double(x.m) * double(x.n) * double(x.k) <= lim.max_work);
+    CHECK(elements(x) <= lim.max_elements);
+    doubled_past_2048 |= x.k > 2048 && x.m == 33;
+    Case back = fuzz::decode(fuzz::encode(x, lim).data(), fuzz::encode(x, lim).size(), spec, lim);
+    CHECK(back.m == x.m);
+    CHECK(back.n == x.n);
+    CHECK(back.k == x.k);
+  }
+  CHECK(doubled_past_2048);
+  // Past the work bound, a move keeps the dimension it set; another gives way.
+  Case big = ordinary_case(160, 160, 160);
+  for (uint64_t i = 0; i < 2000; ++i) {
+    Case x = fuzz::mutate(big, mix64(i), lim);
+    if (x.k == 2 * 160 + 1) CHECK(x.m * x.n * x.k <= int64_t(1) << 22);
+  }
+}
+
+TEST_CASE("the huge extension: old 20-byte inputs decode as before, huge ones only on cuda within budget", "[fuzz]") {
+  Spec spec;
+  spec.a = spec.b = spec.c = DType::f32;
+  const int64_t huge = (int64_t(1) << 20) + 7;
+  auto g = huge_genome(0, uint32_t(huge), 100, 3, 2051);
+  SECTION("a 20-byte input ignores the extension") {
+    Case c = fuzz::decode(g.data(), 20, spec, cuda_limits());
+    CHECK(c.m == 100);
+    CHECK(c.n == 3);
+    CHECK(c.k == 2051);
+  }
+  SECTION("cuda: m = 2^20 + 7 with k = 2051, A past 2^31 elements") {
+    const auto lim = cuda_limits();
+    Case c = fuzz::decode(g.data(), g.size(), spec, lim);
+    CHECK(c.m == huge);
+    CHECK(c.n == 3);
+    CHECK(c.k == 2051);
+    CHECK(fuzz::is_huge(c, lim));
+    auto again = fuzz::encode(c, lim);
+    CHECK(again.size() == 24);
+    CHECK(fuzz::decode(again.data(), again.size(), spec, lim) == c);
+  }
+  SECTION("no huge case past the memory budget, nor on the host") {
+    for (const auto& lim : {cuda_limits(1e9), host_limits()}) {
+      Case c = fuzz::decode(g.data(), g.size(), spec, lim);
+      CHECK(c.m < 8192);
+      CHECK(!fuzz::is_huge(c, lim));
+    }
+  }
+  SECTION("a huge value past 2^24 or a bad tag is no huge case") {
+    auto bad = huge_genome(0, uint32_t(huge), 100, 3, 2051);
+    bad[20] = 0xa3;
+    CHECK(fuzz::decode(bad.data(), bad.size(), spec, cuda_limits()).m == 100);
+  }
+}
+
+TEST_CASE("the huge move: rare, cuda only, within budget, reaching 2^20 rows and 2^31 elements", "[fuzz]") {
+  Spec spec;
+  spec.a = spec.b = spec.c = DType::f32;
+  const auto lim = cuda_limits();
+  const Case from = ordinary_case(37, 45, 29);
+  int huge_cases = 0, rows_past_2_20 = 0, past_2_31 = 0;
+  const int tries = 64000;
+  for (int i = 0; i < tries; ++i) {
+    Case x = fuzz::mutate(from, mix64(uint64_t(i)), lim);
+    if (!fuzz::is_huge(x, lim)) {
+      CHECK(double(x.m) * double(x.n) * double(x.k) <= lim.max_work);
+      CHECK(elements(x) <= lim.max_elements);
+      continue;
+    }
+    ++huge_cases;
+    INFO(describe(x));
+    int big = 0;
+    for (int64_t d : {x.m, x.n, x.k}) big += d >= lim.max_dim;
+    CHECK(big == 1);  // one dimension huge, the others ordinary
+    CHECK(gemm::huge_case_fits(x, lim.huge));
+    rows_past_2_20 += x.m > (int64_t(1) << 20) - 16;
+    const double most = std::max({double(x.m) * x.k, double(x.k) * x.n, double(x.m) * x.n});
+    past_2_31 += most > double(int64_t(1) << 31);
+    auto bytes = fuzz::encode(x, lim);
+    CHECK(fuzz::decode(bytes.data(), bytes.size(), spec, lim) == x);
+    // Moves from a huge case stay valid: huge in the same dimension, or ordinary again.
+    for (uint64_t j = 0; j < 8; ++j) {
+      Case y = fuzz::mutate(x, mix64(j + 99), lim);
+      int ybig = 0;
+      for (int64_t d : {y.m, y.n, y.k}) ybig += d >= lim.max_dim;
+      CHECK(ybig <= 1);
+      if (ybig) CHECK(gemm::huge_case_fits(y, lim.huge));
+    }
+  }
+  CHECK(huge_cases > tries / 200);  // about 1 in 64
+  CHECK(huge_cases < tries / 30);
+  CHECK(rows_past_2_20 > huge_cases / 8);
+  CHECK(past_2_31 > huge_cases / 8);
+  // A budget too small for any huge case: the move gives way to an ordinary one.
+  for (int i = 0; i < 5000; ++i) CHECK(!fuzz::is_huge(fuzz::mutate(from, mix64(uint64_t(i)), cuda_limits(1e6)), lim));
 }
 
 namespace {

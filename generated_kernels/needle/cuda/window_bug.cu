@@ -1,10 +1,14 @@
-// window_bug (cuda): the naive f32 GEMM, correct except in a narrow window
-// of shapes (m % 64 in 33..63, k % 32 >= 20 and n % 16 == 5), where it drops
-// the last product of every dot product, as a kernel with a mis-specialised
-// remainder path would. Field notes 2.1 (tail bugs), made rare on purpose:
-// the gate's sweep does not hit the window, so it measures whether fuzzing
-// feedback steers toward it (scripts/bench-fuzz-feedback.sh). The GPU twin of
-// needle/host/window_bug.cpp. Expected verdict: mismatch.
+// window_bug (cuda): a naive f32 GEMM whose last, partial block of 64 rows
+// of C goes to its own remainder kernel when it holds more than half a block
+// (m % 64 in 33..63; a remainder of up to 32 rows runs as a half block in the
+// main kernel). The remainder kernel stages its row of A in shared memory
+// sized for 2048 floats and runs its k loop over the staged part only, so for
+// k > 2048 it drops every product past the 2048th. Every other shape is
+// right, whatever n. Field notes 2.1 (tail bugs), made rare on purpose: the
+// gate's sweep and random cases never pair such an m with k > 2048, so it
+// measures whether fuzzing feedback steers toward it
+// (scripts/gpu-fuzz-feedback.sh). The GPU twin of needle/host/window_bug.cpp.
+// Expected verdict: mismatch.
 #include <assay/abi.h>
 #include <cuda_runtime.h>
 
@@ -48,16 +52,32 @@ __device__ double combine(double ab, double alpha, double beta, const float& c0)
   return r;
 }
 
-// One thread per element of C (grid-stride in both dimensions), f32 accumulation.
-__global__ void gemm_naive(Mat A, Mat B, Mat C, double alpha, double beta) {
-  for (int64_t i = blockIdx.y * int64_t(blockDim.y) + threadIdx.y; i < C.rows; i += int64_t(gridDim.y) * blockDim.y)
+constexpr int64_t kBlock = 64;  // rows of C per block
+constexpr int kStage = 2048;    // floats of A staged per row by the remainder kernel
+
+// Rows [0, rows) of C, one thread per element (grid-stride in both dimensions), f32 accumulation.
+__global__ void gemm_main(Mat A, Mat B, Mat C, int64_t rows, double alpha, double beta) {
+  for (int64_t i = blockIdx.y * int64_t(blockDim.y) + threadIdx.y; i < rows; i += int64_t(gridDim.y) * blockDim.y)
     for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < C.cols; j += int64_t(gridDim.x) * blockDim.x) {
       float acc = 0.0f;
-      const bool in_window = C.rows % 64 >= 33 && A.cols % 32 >= 20 && C.cols % 16 == 5;
-      const int64_t k_used = in_window ? A.cols - 1 : A.cols;
-      for (int64_t p = 0; p < k_used; ++p) acc += A.at<float>(i, p) * B.at<float>(p, j);
+      for (int64_t p = 0; p < A.cols; ++p) acc += A.at<float>(i, p) * B.at<float>(p, j);
       C.at<float>(i, j) = float(combine(acc, alpha, beta, C.at<float>(i, j)));
     }
+}
+
+// The wide remainder: one block per row from `first`, its row of A staged in
+// shared memory once and reused for every column.
+__global__ void gemm_remainder(Mat A, Mat B, Mat C, int64_t first, double alpha, double beta) {
+  __shared__ float stage[kStage];
+  const int64_t i = first + blockIdx.x;
+  const int64_t staged = A.cols < kStage ? A.cols : kStage;  // BUG: the k loop stops where the buffer does
+  for (int64_t p = threadIdx.x; p < staged; p += blockDim.x) stage[p] = A.at<float>(i, p);
+  __syncthreads();
+  for (int64_t j = threadIdx.x; j < C.cols; j += blockDim.x) {
+    float acc = 0.0f;
+    for (int64_t p = 0; p < staged; ++p) acc += stage[p] * B.at<float>(p, j);
+    C.at<float>(i, j) = float(combine(acc, alpha, beta, C.at<float>(i, j)));
+  }
 }
 
 }  // namespace
@@ -69,7 +89,13 @@ int assay_run(const assay_call* call) {
   const double alpha = call->scalars[0], beta = call->scalars[1];
   const auto stream = static_cast<cudaStream_t>(call->stream);
   if (C.rows == 0 || C.cols == 0) return ASSAY_OK;
-  const dim3 block(32, 8), grid = grid_for(C.rows, C.cols, block);
-  gemm_naive<<<grid, block, 0, stream>>>(A, B, C, alpha, beta);
+  const int64_t remainder = C.rows % kBlock;
+  // Full blocks, and a remainder of at most half a block, in the main kernel.
+  const int64_t main_rows = remainder > kBlock / 2 ? C.rows - remainder : C.rows;
+  if (main_rows > 0) {
+    const dim3 block(32, 8), grid = grid_for(main_rows, C.cols, block);
+    gemm_main<<<grid, block, 0, stream>>>(A, B, C, main_rows, alpha, beta);
+  }
+  if (main_rows < C.rows) gemm_remainder<<<unsigned(C.rows - main_rows), 256, 0, stream>>>(A, B, C, main_rows, alpha, beta);
   return cudaGetLastError() == cudaSuccess ? ASSAY_OK : 2;
 }

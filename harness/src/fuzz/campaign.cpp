@@ -49,6 +49,8 @@ struct Campaign {
   ExecOptions exec;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   int64_t cases = 0, rejected = 0;
+  int64_t huge_cases = 0;   // cases with a dimension past the ordinary limit (cuda only)
+  double huge_seconds = 0;  // the time they took, kept under opt.huge_share of the whole
   std::set<std::string> raw_signatures, signatures;  // before and after shrinking
   std::vector<Found> found;
   bool merging = false;  // libFuzzer's merge: features only, failures are not this run's business
@@ -71,7 +73,34 @@ int run_one(const uint8_t* data, size_t size) {
     ++cp.rejected;
     return -1;  // outside the spec: not worth keeping
   }
-  CaseOutcome o = run_case(*cp.backend, *cp.runner, *c, cp.exec);
+  // Huge cases (cuda) cost seconds each: only where they still fit after
+  // fit_requires, and only while they have taken less than their share of the
+  // time, so ordinary cases keep their throughput.
+  const bool huge = is_huge(*c, cp.limits);
+  if (huge && (!gemm::huge_case_fits(*c, cp.limits.huge) ||
+               (!cp.merging && cp.huge_seconds > cp.opt.huge_share * cp.elapsed()))) {
+    ++cp.rejected;
+    return -1;
+  }
+  const double t0 = cp.elapsed();
+  struct HugeClock {  // every return below counts the huge case's time, shrinking included
+    Campaign& cp;
+    bool huge;
+    double t0;
+    ~HugeClock() {
+      if (huge) cp.huge_seconds += cp.elapsed() - t0, ++cp.huge_cases;
+    }
+  } clock{cp, huge, t0};
+  CaseOutcome o;
+  try {
+    o = run_case(*cp.backend, *cp.runner, *c, cp.exec);
+  } catch (const InfraError& e) {
+    // The device's memory is shared (other campaigns, the reference's pool):
+    // a case that does not fit now is skipped, as the gate does.
+    if (std::string(e.what()).find("out of memory") == std::string::npos) throw;
+    ++cp.rejected;
+    return -1;
+  }
   ++cp.cases;
   record_features(*c, o);
   if (o.verdict == Verdict::pass || cp.merging) return 0;
@@ -84,9 +113,9 @@ int run_one(const uint8_t* data, size_t size) {
   f.smallest.dims = {c->m, c->n, c->k};
   if (o.verdict != Verdict::crash && o.verdict != Verdict::hang && o.verdict != Verdict::cuda_error) {
     CaseProbe probe = [&](const Case& x) { return run_case(*cp.backend, *cp.runner, x, cp.exec); };
-    const double t0 = cp.elapsed();
+    const double s0 = cp.elapsed();
     ShrinkResult s = shrink(cp.spec, *c, o, probe, cp.opt.shrink_attempts);
-    f.shrink_seconds = cp.elapsed() - t0;
+    f.shrink_seconds = cp.elapsed() - s0;
     key = s.shrunk;
     f.explanation = explain(s);
     if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
@@ -131,6 +160,9 @@ void write_summary(bool final) {
   nlohmann::json j{{"kernel", cp.spec.name}, {"spec", cp.spec.file.string()}, {"seconds", s}, {"cases", cp.cases},
                    {"cases_per_second", s > 0 ? cp.cases / s : 0.0}, {"cases_per_s", s > 0 ? cp.cases / s : 0.0},
                    {"rejected_inputs", cp.rejected}, {"features", cp.opt.features}, {"finished", final},
+                   {"huge_cases", cp.huge_cases}, {"huge_seconds", cp.huge_seconds},
+                   {"limits", {{"max_dim", cp.limits.max_dim}, {"max_work", cp.limits.max_work}, {"max_elements", cp.limits.max_elements},
+                               {"huge", cp.limits.max_huge_work > 0 && cp.limits.huge.backend == BackendKind::cuda}}},
                    {"distinct_failures", cp.found.size()}, {"first_failure_seconds", first},
                    {"time_to_first_failure_s", cp.found.empty() ? nlohmann::json() : nlohmann::json(first)},
                    {"first_failure_cases", cp.found.empty() ? int64_t(-1) : cp.found.front().cases},
@@ -165,7 +197,17 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   cp.opt = opt;
   cp.backend = make_backend(spec.backend);
   const bool host = spec.backend == BackendKind::host;
-  cp.limits.max_dim = opt.max_dim > 0 ? opt.max_dim : host ? 160 : 1024;
+  // Ordinary cases: any dimension up to 8191 (k past 2048, say), their cost
+  // bounded instead by m*n*k and by the elements of A, B and C: about the
+  // old ceilings of 160 (host) and 1024 (GPU) per dimension, m*n*k = 160^3
+  // and 1024^3, with some room for one long dimension.
+  cp.limits.max_dim = opt.max_dim > 0 ? opt.max_dim : 8192;
+  cp.limits.max_work = opt.max_work > 0 ? opt.max_work : host ? double(1 << 22) : double(1 << 30);
+  cp.limits.max_elements = opt.max_elements > 0 ? opt.max_elements : host ? double(1 << 17) : double(1 << 22);
+  // Huge cases where the gate runs its cases past 2^31 elements: on cuda,
+  // within the memory budget and the work the gate takes on (never the host).
+  cp.limits.huge = gemm::SweepTarget{cp.backend->kind(), double(cp.backend->memory_budget())};
+  cp.limits.max_huge_work = host ? 0 : limits_for(*cp.backend).max_work;
   const bool isolate = opt.isolation == Isolation::worker;
   LoaderOptions lo = opt.loader;
   lo.open = !isolate;
@@ -174,7 +216,9 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   cp.runner = make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
   cp.exec = ExecOptions{spec.compute, gemm::kDefaultScale, spec.deterministic, false, opt.timeout_s};
   cp.exec.subnormals = spec.subnormals;
-  enable_features(opt.features);
+  // Shape features only for cases up to 1/8 of the largest ordinary cost:
+  // the class reached cheaply is what is worth keeping.
+  enable_features(opt.features, cp.limits.max_work / 8, cp.limits.max_elements / 8);
 }
 
 int drive(std::vector<std::string> args) {
@@ -202,7 +246,7 @@ void seed_corpus(const fs::path& dir, const Spec& spec) {
       c.beta = beta, c.recipe = Recipe::ints, c.seed = uint64_t(d);
       std::optional<Case> fitted = gemm::fit_requires(c, spec);
       if (!fitted) continue;
-      auto bytes = encode(*fitted);
+      auto bytes = encode(*fitted, campaign->limits);
       std::ofstream(dir / fmt::format("seed-{}", i++), std::ios::binary)
           .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     }
@@ -237,7 +281,7 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
   using namespace assay::fuzz;
   if (!campaign || seed % 4 == 0) return LLVMFuzzerMutate(data, size, max_size);
   auto c = decode(data, size, campaign->spec, campaign->limits);
-  auto bytes = encode(mutate(c, assay::mix64(seed), campaign->limits));
+  auto bytes = encode(mutate(c, assay::mix64(seed), campaign->limits), campaign->limits);
   size_t n = std::min(bytes.size(), max_size);
   std::memcpy(data, bytes.data(), n);
   return n;

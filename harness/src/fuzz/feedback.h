@@ -9,10 +9,16 @@
 
 namespace assay::fuzz {
 
-// Sets the features of one case run in the extra counters.
+// Sets the features of one case run in the extra counters: each dimension's
+// tail classes, tiny sizes and log2 magnitude; joint features of one
+// dimension's tail class with another's (or its own) magnitude; layouts,
+// recipe, scalars; the error's magnitude; the verdict. Only the verdict for a
+// case costing more than the feature limits (m*n*k, and the elements of A, B
+// and C): feedback rewards reaching a class cheaply and does not drag the
+// campaign to slow cases.
 void record_features(const Case& c, const CaseOutcome& o);
-// When false, no feature is set (to measure how much the feedback matters).
-void enable_features(bool on);
+// on = false: no feature is set (to measure how much the feedback matters).
+void enable_features(bool on, double max_feature_work = 1e300, double max_feature_elements = 1e300);
 
 // The signature failures are deduplicated by: verdict + shape and layout class.
 std::string failure_signature(const Case& c, Verdict v);

@@ -115,6 +115,10 @@ std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
   return std::nullopt;
 }
 
+bool huge_case_fits(const Case& c, const SweepTarget& target) {
+  return target.backend == BackendKind::cuda && case_bytes(c) <= target.max_bytes;
+}
+
 std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
   return sweep(spec, seed, SweepTarget{spec.backend, INFINITY});
 }
@@ -183,12 +187,10 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& targ
   // 6. 32-bit limits: a dimension past 65,535 tiles; on the GPU, an input past
   // 2^31 elements with the other dimensions tiny (i*lda + p overflows an int;
   // odd sizes so no tile divides them), where the memory budget holds it.
-  if (target.backend == BackendKind::cuda) {
-    const int64_t huge = (int64_t(1) << 20) + 7, mid = (int64_t(1) << 11) + 3;  // huge * mid > 2^31
-    for (auto [m, n, k, what] : {std::tuple{huge, int64_t(3), mid, "A"}, {int64_t(3), huge, mid, "B"}}) {
-      Case c = b.base(m, n, k, std::string("index past 2^31 elements (") + what + ")");
-      if (case_bytes(c) <= target.max_bytes) b.add(c);
-    }
+  const int64_t huge = (int64_t(1) << 20) + 7, mid = (int64_t(1) << 11) + 3;  // huge * mid > 2^31
+  for (auto [m, n, k, what] : {std::tuple{huge, int64_t(3), mid, "A"}, {int64_t(3), huge, mid, "B"}}) {
+    Case c = b.base(m, n, k, std::string("index past 2^31 elements (") + what + ")");
+    if (huge_case_fits(c, target)) b.add(c);  // cuda only, within its memory budget
   }
   b.add(b.base(2097153, 2, 5, "m past 65,535 tiles"));
   b.add(b.base(2, 2097153, 5, "n past 65,535 tiles"));

@@ -23,6 +23,12 @@ struct SweepTarget {
   double max_bytes = 0;
 };
 
+// Whether a case past the ordinary sizes (a tensor past 2^31 elements, a
+// dimension past 2^20) may run on `target`: only on cuda, and only when
+// case_bytes fits its memory budget. The sweep's index cases and the fuzzer's
+// huge cases (fuzz/case_codec.h) both go by this.
+bool huge_case_fits(const Case& c, const SweepTarget& target);
+
 // The fixed sweep for `seed`, in order of priority (cheap, telling cases first).
 std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& target);
 // The same for the spec's own backend with no memory limit.
