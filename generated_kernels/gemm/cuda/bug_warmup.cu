@@ -1,7 +1,8 @@
 // PLANTED BUG (field-notes 2.16, warm-up detection): naive f32 GEMM that is
 // exact for the first 8 calls of the process (a checker's validation calls)
 // and then switches to a "fast path" that rounds A and B to bf16 before
-// multiplying (what a timed loop would measure). Small integers are exact in
+// multiplying (what a timed loop would measure; truncated, so values near the
+// f32 maximum do not round up to Inf). Small integers are exact in
 // bf16, so only inexact data shows it, and only from the ninth call on.
 // Expected verdict: mismatch.
 #include <assay/abi.h>
@@ -62,7 +63,7 @@ __global__ void gemm_fast(Mat A, Mat B, Mat C, double alpha, double beta) {
     for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < C.cols; j += int64_t(gridDim.x) * blockDim.x) {
       float acc = 0.0f;
       for (int64_t p = 0; p < A.cols; ++p)
-        acc += __bfloat162float(__float2bfloat16(A.at<float>(i, p))) * __bfloat162float(__float2bfloat16(B.at<float>(p, j)));
+        acc += __bfloat162float(__float2bfloat16_rz(A.at<float>(i, p))) * __bfloat162float(__float2bfloat16_rz(B.at<float>(p, j)));
       C.at<float>(i, j) = float(combine(acc, alpha, beta, C.at<float>(i, j)));
     }
 }

@@ -36,7 +36,7 @@ struct CheckArgs {
   std::string corpus = "corpus";
   std::string sanitize;  // compute-sanitizer tool; empty: none
   int sanitize_samples = 2;
-  double device_memory_limit_gib = 0;
+  double device_memory_limit_gib = 8;
 };
 
 // The journal keeps the run's options so that --resume needs nothing else.
@@ -165,8 +165,8 @@ Command add_check(CLI::App& app) {
   c->add_option("--sanitize-samples", args->sanitize_samples, "passing cases replayed per kernel (default 2)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--device-memory-limit", args->device_memory_limit_gib,
-                 "GiB of device memory a cuda candidate's call may keep (checked device-wide: use only with one "
-                 "process per GPU; default: unchecked)")
+                 "GiB of device memory a cuda candidate may keep between calls beyond its case's buffers "
+                 "(measured per process through NVML; 0: unchecked; default 8)")
       ->check(CLI::NonNegativeNumber);
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");

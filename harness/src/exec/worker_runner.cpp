@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -108,11 +110,13 @@ std::string WorkerRunner::start() {
     RunStatus s = reap("start-up");
     return "the worker did not start: " + s.failure;
   }
+  std::string said(ready.message, strnlen(ready.message, sizeof ready.message));
   if (ready.code != 0) {
-    std::string why(ready.message, strnlen(ready.message, sizeof ready.message));
     stop();
-    return why;
+    return said;
   }
+  static std::once_flag told;  // e.g. a limit the worker cannot enforce: once per run, not per worker
+  if (said.rfind("ready; ", 0) == 0) std::call_once(told, [&] { std::fprintf(stderr, "assay: %s\n", said.c_str() + 7); });
   return {};
 }
 

@@ -18,9 +18,9 @@ struct WorkerOptions {
   std::filesystem::path library;  // the compiled candidate
   std::string entry = "assay_run";
   size_t memory_limit = size_t(16) << 30;  // host memory of the worker (RLIMIT_AS; RLIMIT_DATA for cuda)
-  // cuda: device memory a call may keep beyond the case's buffers; 0: not
-  // checked. Measured device-wide, so only valid with one process per GPU.
-  size_t device_memory_limit = 0;
+  // cuda: device memory the candidate may keep between calls beyond the
+  // case's buffers, measured for the worker process alone (NVML); 0: not checked.
+  size_t device_memory_limit = size_t(8) << 30;
   double cpu_limit_s = 3600;               // RLIMIT_CPU, a backstop behind the timeout
   std::filesystem::path log_file;          // the worker's stdout and stderr; empty: /dev/null
 };

@@ -17,7 +17,7 @@ enum class Isolation { worker, in_process };
 struct GateOptions {
   Isolation isolation = Isolation::worker;  // host kernels; cuda ones run in process for now
   double timeout_s = 0;                     // per call; 0: scaled with the case's size
-  size_t device_memory_limit = 0;           // cuda worker: bytes a call may keep; 0: unchecked
+  size_t device_memory_limit = size_t(8) << 30;  // cuda worker: bytes a candidate may keep; 0: unchecked
   uint64_t seed = 1;
   std::optional<int64_t> max_cases;  // default: the sweep plus kDefaultRandomCases
   double budget_seconds = 60;        // per kernel
@@ -50,7 +50,7 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
 // direct call. Throws InputError when the kernel cannot be loaded.
 std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const LoadedKernel& kernel, bool isolate,
                                     const std::filesystem::path& log_dir,
-                                    size_t device_memory_limit = 0);
+                                    size_t device_memory_limit = size_t(8) << 30);
 
 // Saves a failing case next to the others of its kernel; returns the file.
 std::filesystem::path save_case(const std::filesystem::path& dir, const Spec& spec, const Case& c,

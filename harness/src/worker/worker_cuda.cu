@@ -3,12 +3,15 @@
 // the harness never frees a block a worker has open (it stops the worker
 // first). After each call the worker classifies how the call's work ended.
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 
+#include "worker/process_memory.h"
 #include "worker/worker_device.h"
 
 namespace assay::worker {
@@ -46,17 +49,27 @@ class CudaDevice final : public WorkerDevice {
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaMalloc(&flag_, sizeof(int));
     if (e == cudaSuccess) e = cudaMallocHost(&flag_host_, sizeof(int));  // pinned: the read-back is one DMA
-    return e == cudaSuccess ? std::string{} : "worker: CUDA setup failed: " + describe(e);
+    if (e != cudaSuccess) return "worker: CUDA setup failed: " + describe(e);
+    char bus[32] = {};
+    if (limit_ > 0 && cudaDeviceGetPCIBusId(bus, sizeof bus, device_) == cudaSuccess) {
+      memory_ = ProcessMemory::open(bus, getpid(), note_);
+      if (memory_) owned_ = memory_->used().value_or(0);
+    }
+    if (limit_ > 0 && !memory_) note_ = "device-memory limit not enforced: " + note_;
+    return {};
   }
+  const std::string& note() const override { return note_; }
 
   DLDevice device() const override { return DLDevice{kDLCUDA, device_}; }
   void* stream() override { return stream_; }
 
   std::string map(const wire::CallRequest& req, const int*, int nfds, Bases& base) override {
     if (nfds != 0) return "worker: unexpected descriptors with a cuda call";
+    std::optional<uint64_t> before_opening;  // what mapping the harness's buffers adds is not the candidate's
     for (int i = 0; i < req.num_buffers; ++i) {
       auto it = opened_.find(req.buffer_ids[i]);
       if (it == opened_.end()) {
+        if (memory_ && !before_opening) before_opening = memory_->used();
         cudaIpcMemHandle_t h;
         std::memcpy(&h, req.ipc_handles[i], sizeof h);
         void* p = nullptr;
@@ -66,6 +79,8 @@ class CudaDevice final : public WorkerDevice {
       }
       base[i] = it->second;
     }
+    if (before_opening)
+      if (std::optional<uint64_t> now = memory_->used(); now && *now > *before_opening) owned_ += *now - *before_opening;
     return {};
   }
   void unmap(const wire::CallRequest&, Bases& base) override {
@@ -82,7 +97,6 @@ class CudaDevice final : public WorkerDevice {
       if (cudaMalloc(&staging_, need) == cudaSuccess) staging_bytes_ = need;
       else cudaGetLastError();  // no copy, no check of stream order this call
     }
-    if (limit_ > 0) cudaMemGetInfo(&free_before_, &total_);
   }
 
   wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message,
@@ -110,11 +124,9 @@ class CudaDevice final : public WorkerDevice {
     }
     const auto t0 = std::chrono::steady_clock::now();
     wire::CallEnd end = wire::CallEnd::returned;
-    size_t free_after = 0;
-    if (limit_ > 0) cudaMemGetInfo(&free_after, &total_);
-    if (limit_ > 0 && free_before_ > free_after && free_before_ - free_after > limit_) {
-      message = "the candidate kept " + std::to_string((free_before_ - free_after) >> 20) +
-                " MiB of device memory after the call (limit " + std::to_string(limit_ >> 20) + " MiB)";
+    if (uint64_t kept = kept_memory(t0); kept > limit_) {
+      message = "the candidate keeps " + std::to_string(kept >> 20) + " MiB of device memory beyond the case's "
+                "buffers after the call (limit " + std::to_string(limit_ >> 20) + " MiB)";
       end = wire::CallEnd::fatal;
     } else if (staged && outputs_changed(req, base)) {
       message = "an output changed after the work on the call's stream had finished: the kernel ran work "
@@ -126,6 +138,16 @@ class CudaDevice final : public WorkerDevice {
   }
 
  private:
+  // Device memory the worker holds beyond its context and the mapped buffers.
+  // Asked at most every 50 ms (an NVML query costs more than a tiny call):
+  // what a candidate keeps only grows, so a later look still sees it.
+  uint64_t kept_memory(std::chrono::steady_clock::time_point now) {
+    if (!memory_ || now - last_look_ < std::chrono::milliseconds(50)) return 0;
+    last_look_ = now;
+    std::optional<uint64_t> used = memory_->used();
+    return used && *used > owned_ ? *used - owned_ : 0;
+  }
+
   template <class F> void for_each_output_buffer(const wire::CallRequest& req, F&& f) {
     bool seen[wire::kMaxTensors] = {};
     for (int i = req.num_inputs; i < req.num_inputs + req.num_outputs; ++i) {
@@ -152,7 +174,11 @@ class CudaDevice final : public WorkerDevice {
   cudaStream_t stream_ = nullptr;
   std::map<uint64_t, void*> opened_;  // allocation id -> this process's mapping
   unsigned char* staging_ = nullptr;
-  size_t staging_bytes_ = 0, free_before_ = 0, total_ = 0;
+  size_t staging_bytes_ = 0;
+  std::unique_ptr<ProcessMemory> memory_;  // null: no limit, or NVML cannot tell
+  uint64_t owned_ = 0;                     // the context's own memory and the mapped buffers
+  std::chrono::steady_clock::time_point last_look_{};
+  std::string note_;
   int* flag_ = nullptr;
   int* flag_host_ = nullptr;
 };

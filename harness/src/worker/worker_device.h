@@ -30,6 +30,11 @@ class WorkerDevice {
     return wire::CallEnd::returned;
   }
   virtual void unmap(const wire::CallRequest& req, Bases& base) = 0;
+  // Something the harness should tell its user once (a limit it cannot enforce).
+  virtual const std::string& note() const {
+    static const std::string none;
+    return none;
+  }
 };
 
 std::unique_ptr<WorkerDevice> host_device();

@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
     reply(sock, -1, CallEnd::returned, std::string("entry '") + argv[3] + "' not found in " + argv[2]);
     return 0;
   }
-  reply(sock, 0, CallEnd::returned, "ready");
+  reply(sock, 0, CallEnd::returned, dev->note().empty() ? "ready" : "ready; " + dev->note());
   for (;;) {
     CallRequest req;
     int fds[kMaxTensors], nfds = 0;

@@ -1,0 +1,82 @@
+// HOSTILE (device memory leak): a correct naive f32 GEMM whose launcher
+// allocates a 256 MiB "workspace" with cudaMalloc on every call and never
+// frees it (the pointer is kept in a list "for reuse" that is never read).
+// Each call is right, so a checker that only compares outputs passes it; in
+// a long run it takes the GPU's memory from everything else on the card, the
+// harness's reference included. The worker bounds the memory a candidate
+// keeps between calls (8 GiB by default, measured for its process alone), so
+// after about 32 calls the worker is stopped. Expected verdict: crash.
+#include <assay/abi.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+// A 2-D DLTensor in device memory: element (r, c) lives at base + (r*rs + c*cs) elements.
+struct Mat {
+  char* base;
+  int64_t rows, cols, rs, cs;
+  template <class T> __device__ T& at(int64_t r, int64_t c) const { return reinterpret_cast<T*>(base)[r * rs + c * cs]; }
+};
+Mat view(const DLTensor& t) {
+  return {static_cast<char*>(t.data) + t.byte_offset, t.shape[0], t.shape[1], t.strides ? t.strides[0] : t.shape[1],
+          t.strides ? t.strides[1] : 1};
+}
+
+bool same(const DLTensor& t, DLDataType d) {
+  return t.ndim == 2 && t.dtype.code == d.code && t.dtype.bits == d.bits && t.dtype.lanes == 1;
+}
+// True when the call is a GEMM with A and B of type `in` and C of type `out`.
+bool gemm_of(const assay_call* call, DLDataType in, DLDataType out) {
+  return call->num_inputs == 2 && call->num_outputs == 1 && call->num_scalars == 2 &&
+         same(call->inputs[0], in) && same(call->inputs[1], in) && same(call->outputs[0], out);
+}
+
+// A 2-D grid of `block`s over rows x cols, each dimension capped at 65535 blocks;
+// the kernels stride over whatever the grid does not cover.
+dim3 grid_for(int64_t rows, int64_t cols, dim3 block) {
+  auto cap = [](int64_t len, unsigned b) { return unsigned(std::min<int64_t>((len + b - 1) / b, 65535)); };
+  return dim3(cap(cols, block.x), cap(rows, block.y));
+}
+
+// The epilogue, BLAS semantics: alpha == 0 skips A*B (0*Inf is not NaN there),
+// beta == 0 never reads C0 (C may hold NaN poison).
+__device__ double combine(double ab, double alpha, double beta, const float& c0) {
+  double r = alpha == 0.0 ? 0.0 : alpha * ab;
+  if (beta != 0.0) r += beta * c0;
+  return r;
+}
+
+// Correct naive GEMM, one thread per element of C (grid-stride in both dimensions), f32 accumulation.
+__global__ void gemm_naive(Mat A, Mat B, Mat C, double alpha, double beta) {
+  for (int64_t i = blockIdx.y * int64_t(blockDim.y) + threadIdx.y; i < C.rows; i += int64_t(gridDim.y) * blockDim.y)
+    for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < C.cols; j += int64_t(gridDim.x) * blockDim.x) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < A.cols; ++p) acc += A.at<float>(i, p) * B.at<float>(p, j);
+      C.at<float>(i, j) = float(combine(acc, alpha, beta, C.at<float>(i, j)));
+    }
+}
+
+// Enqueues gemm_naive on `stream`; ASSAY_OK, or 2 when the launch failed.
+int launch_naive(const assay_call* call, cudaStream_t stream) {
+  const Mat A = view(call->inputs[0]), B = view(call->inputs[1]), C = view(call->outputs[0]);
+  if (C.rows == 0 || C.cols == 0) return ASSAY_OK;
+  const dim3 block(32, 8), grid = grid_for(C.rows, C.cols, block);
+  gemm_naive<<<grid, block, 0, stream>>>(A, B, C, call->scalars[0], call->scalars[1]);
+  return cudaGetLastError() == cudaSuccess ? ASSAY_OK : 2;
+}
+
+}  // namespace
+
+int assay_run(const assay_call* call) {
+  const DLDataType f32{kDLFloat, 32, 1};
+  if (!gemm_of(call, f32, f32)) return ASSAY_UNSUPPORTED;
+  static std::vector<void*> workspaces;  // BUG: grows by one block per call, never freed
+  void* w = nullptr;
+  if (cudaMalloc(&w, size_t(256) << 20) == cudaSuccess) workspaces.push_back(w);
+  else cudaGetLastError();
+  return launch_naive(call, static_cast<cudaStream_t>(call->stream));
+}
