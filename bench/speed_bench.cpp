@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "backend/backend.h"
+#include "exec/call_frame.h"
 #include "exec/executor.h"
 #include "exec/loader.h"
 #include "exec/patterns.h"
@@ -41,28 +42,23 @@ Case square(const Spec& spec, int64_t s, uint64_t seed) {
   return c;
 }
 
-// The bare pipeline's buffers and call, allocated once per shape.
+// The bare pipeline's buffers and call (the executor's own call frame),
+// allocated once per shape.
 struct Minimal {
   Backend& be;
   Case c;
   std::array<TensorGeom, 3> g;
   Buffer buf[3];
-  int64_t shapes[3][2], strides[3][2];
-  DLTensor t[3];
-  double scalars[2] = {1, 0};
-  assay_call call{};
+  std::unique_ptr<GemmCallFrame> frame;
+  const assay_call& call() const { return frame->call; }
 
   Minimal(Backend& b, const Case& cs) : be(b), c(cs), g(gemm::tensors(cs)) {
+    std::byte* data[3];
     for (int i = 0; i < 3; ++i) {
       buf[i] = be.allocate(size_t(g[i].span()) * dtype_bytes(g[i].dtype));
-      shapes[i][0] = g[i].rows, shapes[i][1] = g[i].cols;
-      strides[i][0] = g[i].row_stride, strides[i][1] = g[i].col_stride;
-      const bool bf16 = g[i].dtype == DType::bf16;
-      t[i] = DLTensor{buf[i].data, be.device(), 2,
-                      DLDataType{uint8_t(bf16 ? kDLBfloat : kDLFloat), uint8_t(dtype_bytes(g[i].dtype) * 8), 1},
-                      shapes[i], strides[i], 0};
+      data[i] = buf[i].data;
     }
-    call = assay_call{ASSAY_ABI_VERSION, "gemm", 2, t, 1, t + 2, 2, scalars, be.stream(), nullptr, 0};
+    frame = std::make_unique<GemmCallFrame>(be, g, data, 1.0, 0.0);
   }
   ~Minimal() {
     for (auto& b : buf) be.release(b);
@@ -72,7 +68,7 @@ struct Minimal {
   }
   bool one_case(assay_run_fn fn, const Spec& spec, uint64_t seed) {
     fill(seed);
-    fn(&call);
+    fn(&call());
     auto ref = gemm::reference(be, c, buf[0].data, buf[1].data, nullptr);
     std::vector<std::byte> out(buf[2].bytes);
     be.download(buf[2], out.data());
@@ -184,7 +180,7 @@ int main(int argc, char** argv) {
       minimal.fill(7);
       be->synchronize();
       Rate cand = timed(seconds / 2, min_cases, [&](uint64_t) {
-        kernel.run(&minimal.call);
+        kernel.run(&minimal.call());
         return be->synchronize().empty();
       });
       Rate ref = timed(seconds / 2, min_cases, [&](uint64_t) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "case/rng.h"
+#include "exec/call_frame.h"
 #include "exec/guarded_tensor.h"
 #include "exec/patterns.h"
 #include "ops/gemm/gemm_problem.h"
@@ -16,29 +17,6 @@ namespace assay {
 namespace {
 
 using Image = std::vector<std::byte>;
-
-// DLTensor views of the case's buffers; owns the shape and stride arrays.
-struct CallFrame {
-  int64_t shapes[3][2], strides[3][2];
-  DLTensor inputs[2], outputs[1];
-  double scalars[2];
-  assay_call call{};
-
-  CallFrame(Backend& be, const Case& c, GuardedTensor* t[3]) {
-    DLTensor* views[3] = {&inputs[0], &inputs[1], &outputs[0]};
-    for (int i = 0; i < 3; ++i) {
-      const TensorGeom& g = t[i]->geom();
-      shapes[i][0] = g.rows, shapes[i][1] = g.cols;
-      strides[i][0] = g.row_stride, strides[i][1] = g.col_stride;
-      const bool bf16 = g.dtype == DType::bf16;
-      *views[i] = DLTensor{t[i]->data(), be.device(), 2,
-                           DLDataType{uint8_t(bf16 ? kDLBfloat : kDLFloat), uint8_t(dtype_bytes(g.dtype) * 8), 1},
-                           shapes[i], strides[i], uint64_t(g.offset) * dtype_bytes(g.dtype)};
-    }
-    scalars[0] = c.alpha, scalars[1] = c.beta;
-    call = assay_call{ASSAY_ABI_VERSION, "gemm", 2, inputs, 1, outputs, 2, scalars, be.stream(), nullptr, 0};
-  }
-};
 
 class CaseRun {
  public:
@@ -116,8 +94,8 @@ class CaseRun {
   bool call_and_check(int call, uint64_t seed, CaseOutcome& out, Image& c_after, const Image* previous_out = nullptr,
                       const Image* repeat_of = nullptr) {
     for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
-    GuardedTensor* views[3] = {t_[0].get(), t_[1].get(), t_[2].get()};
-    CallFrame frame(be_, c_, views);
+    std::byte* data[3] = {t_[0]->data(), t_[1]->data(), t_[2]->data()};
+    GemmCallFrame frame(be_, {t_[0]->geom(), t_[1]->geom(), t_[2]->geom()}, data, c_.alpha, c_.beta);
     const double timeout = opt_.timeout_s > 0 ? opt_.timeout_s : gemm::default_timeout(c_, be_.kind());
     RunStatus status = runner_.run(frame.call, timeout);
     if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
