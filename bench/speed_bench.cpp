@@ -197,7 +197,32 @@ int main(int argc, char** argv) {
           (1 / wk.per_s()) / core, 1e3 / bare.per_s(), (1 / bare.per_s()) / (1 / cand.per_s() + 1 / ref.per_s()));
     }
   }
-  std::string report = table + "\n" + overhead + "\nPer call (microseconds):\n\n" + profile;
+  // Two processes on one GPU take turns (time slicing): how long does the
+  // harness's first small piece of work take right after a worker call,
+  // against the same work right after other harness work?
+  std::string turns;
+  if (kind == BackendKind::cuda) {
+    Minimal m(*be, square(spec, 32, 1));
+    m.fill(1);
+    auto harness_work = [&] {
+      be->fill_pattern(m.buf[2], 0, 4);
+      return be->synchronize().empty();
+    };
+    Rate after_harness = timed(1, 200, [&](uint64_t) { return harness_work(); });
+    double after_worker_s = 0;
+    const int n = 500;
+    for (int i = 0; i < n; ++i) {
+      worker.run(m.call(), 10);
+      auto t0 = Clock::now();
+      harness_work();
+      after_worker_s += since(t0);
+    }
+    turns = fmt::format(
+        "\nTaking turns on the GPU: a fill and synchronize of the harness takes {:.0f} us after other harness "
+        "work ({:.0f} times), {:.0f} us right after a worker call ({} times).\n",
+        1e6 / after_harness.per_s(), after_harness.cases, 1e6 * after_worker_s / n, n);
+  }
+  std::string report = table + "\n" + overhead + "\nPer call (microseconds):\n\n" + profile + turns;
   std::fputs(report.c_str(), stdout);
   if (!out.empty()) std::ofstream(out) << report;
   return 0;
