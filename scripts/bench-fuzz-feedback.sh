@@ -6,7 +6,8 @@
 # of time and cases to the first failure, with the medians (a campaign that
 # finds nothing counts as its full time).
 #   scripts/bench-fuzz-feedback.sh [SECONDS] [SEEDS] [OUT.md] [SPEC] [PARALLEL]
-# ASSAY (default build/assay) names the binary. PARALLEL > 1 runs that many
+# ASSAY (default build/assay) names the binary; KEEP=DIR keeps every campaign's
+# output and log there. PARALLEL > 1 runs that many
 # campaigns at once, both modes of a seed side by side (a GPU run: campaigns
 # share the card; on a small host, keep 1).
 set -euo pipefail
@@ -64,4 +65,4 @@ PY
 note="Command: scripts/bench-fuzz-feedback.sh $seconds $seeds OUT $spec $parallel; commit $(git rev-parse --short HEAD); $(date -u +%F)."
 cat "$work/table.md"; echo; echo "$note"
 if [ -n "$out" ]; then { cat "$work/table.md"; echo; echo "$note"; } > "$out"; fi
-rm -rf "$work"
+if [ -n "${KEEP:-}" ]; then rm -rf "$KEEP"; mv "$work" "$KEEP"; else rm -rf "$work"; fi

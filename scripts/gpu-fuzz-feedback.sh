@@ -21,7 +21,7 @@ git rev-parse --short HEAD >> "$OUT/summary.txt" 2>/dev/null || true
 timeout $((SECS * 3 + 120)) bash scripts/bench-fuzz-feedback.sh "$SECS" "$SEEDS" "$OUT/needle-feedback.md" \
   generated_kernels/needle/cuda/window_bug.yaml $((2 * SEEDS)) > /tmp/needle-feedback.log 2>&1 &
 for bug in index32 grid_y; do
-  timeout $((HUGE + 90)) "$ASSAY" fuzz "generated_kernels/gemm/cuda/bug_$bug.yaml" --time "${HUGE}s" --seed 1 \
+  timeout $((HUGE + 60)) "$ASSAY" fuzz "generated_kernels/gemm/cuda/bug_$bug.yaml" --time "${HUGE}s" --seed 1 \
     --out /tmp/huge-out --json "$OUT/huge-$bug.json" > /tmp/huge-$bug.log 2>&1
   echo "bug_$bug: exit $?" >> "$OUT/summary.txt"
   tail -c 20000 /tmp/huge-$bug.log > "$OUT/huge-$bug.log"
