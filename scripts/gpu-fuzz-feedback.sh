@@ -18,7 +18,9 @@ export ASSAY_SOURCE_DIR=$PWD ASSAY=$BIN/assay
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/summary.txt"
 git rev-parse --short HEAD >> "$OUT/summary.txt" 2>/dev/null || true
-timeout $((SECS * 3 + 120)) bash scripts/bench-fuzz-feedback.sh "$SECS" "$SEEDS" "$OUT/needle-feedback.md" \
+# The needle campaigns plan for 8 GiB each (ASSAY_DEVICE_MEMORY_GIB): their
+# huge cases stay small ones, and the card's memory is left to the huge campaigns.
+ASSAY_DEVICE_MEMORY_GIB=8 timeout $((SECS * 3 + 120)) bash scripts/bench-fuzz-feedback.sh "$SECS" "$SEEDS" "$OUT/needle-feedback.md" \
   generated_kernels/needle/cuda/window_bug.yaml $((2 * SEEDS)) > /tmp/needle-feedback.log 2>&1 &
 for bug in index32 grid_y; do
   timeout $((HUGE + 60)) "$ASSAY" fuzz "generated_kernels/gemm/cuda/bug_$bug.yaml" --time "${HUGE}s" --seed 1 \
