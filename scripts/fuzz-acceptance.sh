@@ -105,7 +105,7 @@ for r in rows:
     if r["expect"] != "pass": continue
     md.append(f"| {r['kernel'] or r['spec']} | {r['seconds']:.0f} | {r['cases']} | {num(r['cases_per_s'], '{:.0f}')} | {r['distinct_failures']} |")
 md += ["", f"**{'All met' if ok else 'NOT all met'}.** `~` marks a smallest value probed on a grid (an upper bound); "
-       "crashes and hangs are not shrunk, so their dims are as found. Smallest failing values are probed one "
+       "hangs are not shrunk (each attempt costs the whole timeout), so their dims are as found. Smallest failing values are probed one "
        "dimension at a time from 0 up, the other two held at the shrunk case's."]
 open(stem + ".md", "w").write("\n".join(md) + "\n")
 print("\n".join(md)); print(f"\nwrote {stem}.md and {stem}.json")

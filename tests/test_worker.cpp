@@ -9,6 +9,7 @@
 #include "exec/loader.h"
 #include "exec/worker_runner.h"
 #include "ops/gemm/gemm_generator.h"
+#include "shrink/shrinker.h"
 
 using namespace assay;
 namespace fs = std::filesystem;
@@ -84,6 +85,33 @@ TEST_CASE("a segfault in the launcher is a crash, and the next case gets a fresh
   CaseOutcome next = k.run(5);
   CHECK(next.verdict == Verdict::pass);
   CHECK(k.runner->workers_started() == 2);
+}
+
+TEST_CASE("a crash in a worker shrinks to a small case that still crashes", "[worker][shrink]") {
+  // Dies once C has more than 64 elements, whatever its shape.
+  Kernel k("worker_segv_big", "if (c->outputs[0].shape[0] * c->outputs[0].shape[1] > 64) *(volatile int*)nullptr = 1;"
+                              " gemm(c); return 0;");
+  CaseOutcome crashed = k.run(40);  // 40 x 6
+  REQUIRE(crashed.verdict == Verdict::crash);
+  Case failing;
+  failing.m = 40, failing.n = 6, failing.k = 5;
+  failing.a = gemm::make_layout(40, 5, false), failing.b = gemm::make_layout(5, 6, false);
+  failing.c = gemm::make_layout(40, 6, false);
+  failing.seed = 11;
+  const int attempts = shrink_attempts_for(Verdict::crash, true, 400);
+  CHECK(attempts > 0);
+  CHECK(attempts <= 80);                                                  // each attempt may cost a fresh worker
+  CHECK(shrink_attempts_for(Verdict::crash, false, 400) == 0);            // in process: kept as found
+  CHECK(shrink_attempts_for(Verdict::hang, true, 400) == 0);              // a whole timeout per attempt
+  CHECK(shrink_attempts_for(Verdict::mismatch, true, 400) == 400);
+  ExecOptions opt;
+  opt.timeout_s = 1.0;
+  ShrinkResult r = shrink(k.spec, failing, crashed, [&](const Case& x) { return run_case(*k.backend, *k.runner, x, opt); },
+                          attempts);
+  CHECK(r.outcome.verdict == Verdict::crash);
+  CHECK(r.shrunk.m * r.shrunk.n > 64);
+  CHECK(r.shrunk.m * r.shrunk.n <= 130);  // within 2x of the smallest crashing C
+  CHECK(r.attempts <= attempts);
 }
 
 TEST_CASE("exit(0) and abort() inside assay_run are crashes, not passes", "[worker]") {

@@ -35,7 +35,7 @@ struct Found {
   fs::path case_file, shrunk_file;
   std::string explanation;
   double shrink_seconds = 0;
-  SmallestFailing smallest;  // probes below the shrunk dims (not for crashes and hangs)
+  SmallestFailing smallest;  // probes below the shrunk dims (not for hangs)
   Case shrunk;               // the raw case when it was not shrunk
 };
 
@@ -110,10 +110,11 @@ int run_one(const uint8_t* data, size_t size) {
   Found f{{}, cp.elapsed(), cp.cases, *c, o, {}, {}, {}, 0.0, {}, *c};
   Case key = *c;
   f.smallest.dims = {c->m, c->n, c->k};
-  if (o.verdict != Verdict::crash && o.verdict != Verdict::hang && o.verdict != Verdict::cuda_error) {
+  if (const int attempts = shrink_attempts_for(o.verdict, cp.opt.isolation == Isolation::worker,
+                                               cp.opt.shrink_attempts)) {
     CaseProbe probe = [&](const Case& x) { return run_case(*cp.backend, *cp.runner, x, cp.exec); };
     const double s0 = cp.elapsed();
-    ShrinkResult s = shrink(cp.spec, *c, o, probe, cp.opt.shrink_attempts);
+    ShrinkResult s = shrink(cp.spec, *c, o, probe, attempts);
     f.shrink_seconds = cp.elapsed() - s0;
     key = s.shrunk;
     f.explanation = explain(s);

@@ -31,10 +31,6 @@ CaseLimits limits_for(const Backend& backend) {
   return {double(int64_t(1) << 41), double(backend.memory_budget())};
 }
 
-// Crashes, hangs and CUDA errors are kept as found: shrinking them costs a
-// worker (or, in process, the whole context) per attempt.
-bool shrinkable(Verdict v) { return v != Verdict::crash && v != Verdict::hang && v != Verdict::cuda_error; }
-
 fs::path save_case(const fs::path& dir, const Spec& spec, const Case& c, const CaseOutcome& o, int64_t index,
                    const std::string& suffix) {
   return save_case_as(dir / fmt::format("case-{:04d}-{}{}.yaml", index, name(o.verdict), suffix), spec, c, o);
@@ -208,9 +204,10 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       if (!opt.sanitize.empty() && work <= kSanitizeSampleWork) small_passes.push_back({i, *c, outcome});
     } else {
       report.failures.push_back({*c, outcome, file, "assay repro " + file.string()});
-      if (report.failures.size() == 1 && opt.shrink_attempts > 0 && shrinkable(outcome.verdict)) {
+      const int attempts = shrink_attempts_for(outcome.verdict, isolate, opt.shrink_attempts);
+      if (report.failures.size() == 1 && attempts > 0) {
         CaseProbe probe = [&](const Case& x) { return run_case(backend, *runner, x, exec); };
-        shrink_first_failure(spec, probe, opt.shrink_attempts, case_dir, i, report.failures.front());
+        shrink_first_failure(spec, probe, attempts, case_dir, i, report.failures.front());
       }
       // In process, a CUDA error may have poisoned the harness's own context.
       if (!isolate && outcome.verdict == Verdict::cuda_error) break;

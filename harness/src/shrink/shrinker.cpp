@@ -118,4 +118,10 @@ std::string explain(const ShrinkResult& r) {
   return s;
 }
 
+int shrink_attempts_for(Verdict v, bool isolated, int max_attempts) {
+  if (v == Verdict::hang) return 0;
+  if (v == Verdict::crash || v == Verdict::cuda_error) return isolated ? std::min(max_attempts, 80) : 0;
+  return max_attempts;
+}
+
 }  // namespace assay

@@ -30,6 +30,12 @@ using CaseProbe = std::function<CaseOutcome(const Case&)>;
 ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
                     int max_attempts = 400);
 
+// How many attempts a failure with verdict v may spend shrinking; 0: keep it
+// as found. A hang costs its whole timeout per attempt, so it is kept. A
+// crash or CUDA error costs a fresh worker per attempt, so it gets fewer; in
+// process (isolated false) it may have taken the CUDA context with it.
+int shrink_attempts_for(Verdict v, bool isolated, int max_attempts);
+
 // One paragraph for humans: verdict, the shrunk case, first bad element, notes.
 std::string explain(const ShrinkResult& r);
 
