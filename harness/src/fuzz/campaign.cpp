@@ -266,6 +266,10 @@ void run_campaign(const Spec& spec, const CampaignOptions& opt) {
          // A huge case takes seconds by design: no slow-unit files, and any
          // artifact libFuzzer writes goes to the kernel's folder, not the cwd.
          "-report_slow_units=1000000", fmt::format("-artifact_prefix={}/", campaign->kernel_dir().string()),
+         // Every seed stays in the corpus even when it adds no feature: with
+         // --no-features libFuzzer would otherwise keep one input and mutate
+         // only that, which is not the same campaign minus the feedback.
+         "-keep_seed=1",
          corpus.string()});
   exit_with_verdict();
 }
