@@ -87,11 +87,13 @@ class CudaDevice final : public WorkerDevice {
     for (void*& b : base) b = nullptr;  // mappings stay open for the next call
   }
 
-  // Room for a copy of each output buffer, made before the memory baseline.
+  // Room for a copy of each output buffer (the order check). It is the
+  // worker's memory, not the candidate's (kept_memory leaves it out); grown
+  // for a large case, it goes back once the cases are small again.
   void before_call(const wire::CallRequest& req, const Bases&) override {
     size_t need = 0;
     for_each_output_buffer(req, [&](int b) { need += req.buffer_bytes[b]; });
-    if (need > staging_bytes_) {
+    if (need > staging_bytes_ || (staging_bytes_ > (size_t(256) << 20) && need < staging_bytes_ / 8)) {
       if (staging_) cudaFree(staging_);
       staging_ = nullptr, staging_bytes_ = 0;
       if (cudaMalloc(&staging_, need) == cudaSuccess) staging_bytes_ = need;
@@ -138,14 +140,17 @@ class CudaDevice final : public WorkerDevice {
   }
 
  private:
-  // Device memory the worker holds beyond its context and the mapped buffers.
+  // Device memory the worker holds beyond its context, the mapped buffers
+  // and its staging copy (whole 2 MiB pages, as the driver hands them out).
   // Asked at most every 50 ms (an NVML query costs more than a tiny call):
   // what a candidate keeps only grows, so a later look still sees it.
   uint64_t kept_memory(std::chrono::steady_clock::time_point now) {
     if (!memory_ || now - last_look_ < std::chrono::milliseconds(50)) return 0;
     last_look_ = now;
     std::optional<uint64_t> used = memory_->used();
-    return used && *used > owned_ ? *used - owned_ : 0;
+    constexpr uint64_t page = uint64_t(2) << 20;
+    const uint64_t own = owned_ + (staging_bytes_ + page - 1) / page * page;
+    return used && *used > own ? *used - own : 0;
   }
 
   template <class F> void for_each_output_buffer(const wire::CallRequest& req, F&& f) {
@@ -176,7 +181,7 @@ class CudaDevice final : public WorkerDevice {
   unsigned char* staging_ = nullptr;
   size_t staging_bytes_ = 0;
   std::unique_ptr<ProcessMemory> memory_;  // null: no limit, or NVML cannot tell
-  uint64_t owned_ = 0;                     // the context's own memory and the mapped buffers
+  uint64_t owned_ = 0;                     // the context's own memory and the mapped buffers (not staging_)
   std::chrono::steady_clock::time_point last_look_{};
   std::string note_;
   int* flag_ = nullptr;
