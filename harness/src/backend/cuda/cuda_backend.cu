@@ -55,8 +55,13 @@ CudaBackend::CudaBackend() {
   budget_ = free_bytes / 10 * 8;  // leave room for the candidate's own allocations
   // Several harness processes on one GPU (campaigns side by side) each take
   // a share: ASSAY_DEVICE_MEMORY_GIB caps the cases this one runs.
-  if (const char* cap = std::getenv("ASSAY_DEVICE_MEMORY_GIB"))
-    if (double gib = std::atof(cap); gib > 0) budget_ = std::min(budget_, size_t(gib * double(size_t(1) << 30)));
+  if (const char* cap = std::getenv("ASSAY_DEVICE_MEMORY_GIB")) {
+    char* end = nullptr;
+    const double gib = std::strtod(cap, &end);
+    if (end == cap || *end != '\0' || !(gib > 0) || gib > 1e6)
+      throw InputError(fmt::format("ASSAY_DEVICE_MEMORY_GIB='{}': expected a positive number of GiB", cap));
+    budget_ = std::min(budget_, size_t(gib * double(size_t(1) << 30)));
+  }
   // The reference's FP64 scratch comes from the stream-ordered pool; keep up
   // to 2 GiB of it between cases (small cases pay nothing for the pool's
   // growth), but give the scratch of huge cases back to the device.
