@@ -21,6 +21,7 @@
 #include "exec/loader.h"
 #include "exec/patterns.h"
 #include "exec/worker_runner.h"
+#include "gate/gate.h"
 #include "ops/gemm/gemm_problem.h"
 #include "ops/gemm/gemm_reference.h"
 #include "ops/gemm/gemm_tolerance.h"
@@ -97,13 +98,14 @@ struct Rate {
   double per_s() const { return seconds > 0 ? cases / seconds : 0; }
 };
 
-// Runs f(i) until `seconds` have passed (at least `min_cases` times).
-template <class F> Rate timed(double seconds, int min_cases, F&& f) {
+// Runs f(i) until `seconds` have passed (at least `min_cases` times); each
+// f runs `per_call` cases.
+template <class F> Rate timed(double seconds, int min_cases, F&& f, int per_call = 1) {
   Rate r;
   auto t0 = Clock::now();
   while (r.cases < min_cases || since(t0) < seconds) {
     if (!f(uint64_t(r.cases))) throw std::runtime_error("a case failed during the benchmark");
-    ++r.cases;
+    r.cases += per_call;
   }
   r.seconds = since(t0);
   return r;
@@ -146,12 +148,22 @@ int main(int argc, char** argv) {
       : std::vector<Size>{{"tiny (32^3)", 32}, {"tiny (64^3)", 64}, {"medium (160^3)", 160}};
   std::string table = fmt::format(
       "kernel: {} ({}), {} s per measurement\n\n"
-      "| shape | minimal cases/s | assay in process | assay worker | worker / minimal | worker / in process |\n"
-      "| --- | --- | --- | --- | --- | --- |\n", spec.name, name(kind), seconds);
+      "| shape | minimal cases/s | assay in process | assay worker | worker / in process | in process, batches "
+      "| worker, batches | worker, batches / in process | worker, batches / in process, batches |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", spec.name, name(kind), seconds);
   std::string overhead, profile;
   for (const Size& size : sizes) {
     Minimal minimal(*be, square(spec, size.s, 1));
     auto case_at = [&](uint64_t i) { return square(spec, size.s, 1000 + i); };
+    // As the gate runs small cases with a worker: kBatchCases at once.
+    const bool batched = double(size.s) * size.s * size.s <= kBatchWork;
+    auto batch_at = [&](Runner& runner, uint64_t first) {
+      std::vector<Case> cases;
+      for (size_t j = 0; j < kBatchCases; ++j) cases.push_back(case_at(first + j));
+      for (const CaseOutcome& o : run_cases(*be, runner, cases, exec))
+        if (o.verdict != Verdict::pass) return false;
+      return true;
+    };
     const int warm = size.s >= 4096 ? 1 : 20;
     timed(0, warm, [&](uint64_t i) { return minimal.one_case(kernel.run, spec, i); });
     timed(0, warm, [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
@@ -163,10 +175,20 @@ int main(int argc, char** argv) {
     worker.reset_profile();
     Rate wk = timed(seconds, min_cases,
                     [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
-    table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} |\n", size.name, bare.per_s(), in.per_s(),
-                         wk.per_s(), wk.per_s() / bare.per_s(), wk.per_s() / in.per_s());
+    const WorkerProfile p = worker.profile();
+    Rate in_b, wk_b;  // batches: only where the gate makes them
+    if (batched) {
+      in_b = timed(seconds, min_cases, [&](uint64_t i) { return batch_at(bare_runner, i); }, int(kBatchCases));
+      worker.reset_profile();
+      wk_b = timed(seconds, min_cases, [&](uint64_t i) { return batch_at(worker, i); }, int(kBatchCases));
+    }
+    const WorkerProfile pb = worker.profile();
+    auto cell = [&](const Rate& r, const char* format) { return batched ? fmt::format(fmt::runtime(format), r.per_s()) : "–"; };
+    table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {} | {} | {} | {} |\n", size.name, bare.per_s(),
+                         in.per_s(), wk.per_s(), wk.per_s() / in.per_s(), cell(in_b, "{:.1f}"), cell(wk_b, "{:.1f}"),
+                         batched ? fmt::format("**{:.2f}**", wk_b.per_s() / in.per_s()) : "–",
+                         batched ? fmt::format("{:.2f}", wk_b.per_s() / in_b.per_s()) : "–");
     // Per call, in microseconds: where the worker's extra time goes.
-    const WorkerProfile& p = worker.profile();
     const double n = double(std::max(1L, p.calls)), us = 1e6;
     profile += fmt::format(
         "- {}: in process a call takes {:.0f} us, the rest of the case {:.0f} us per call; in the worker: harness "
@@ -176,6 +198,15 @@ int main(int argc, char** argv) {
         us * (in.seconds - in_process.seconds) / std::max(1L, in_process.calls), us * p.before / n,
         us * p.round_trip / n, us * p.run / n, us * p.wait / n, us * p.check / n,
         us * (p.round_trip - p.run - p.wait - p.check) / n, us * (wk.seconds - p.before - p.round_trip) / n);
+    if (batched) {
+      const double nb = double(std::max(1L, pb.calls));
+      profile += fmt::format(
+          "  - in batches of {}: harness synchronize {:.1f} us, round trip {:.0f} us (assay_run {:.0f}, waiting "
+          "for its work {:.0f}, order check {:.0f}, messages and scheduling {:.0f}), the rest of the case {:.0f} us "
+          "per call\n", kBatchCases, us * pb.before / nb, us * pb.round_trip / nb, us * pb.run / nb,
+          us * pb.wait / nb, us * pb.check / nb, us * (pb.round_trip - pb.run - pb.wait - pb.check) / nb,
+          us * (wk_b.seconds - pb.before - pb.round_trip) / nb);
+    }
     if (size.s >= 512) {  // candidate alone and reference alone, each after a synchronize
       minimal.fill(7);
       be->synchronize();

@@ -73,15 +73,20 @@ TEST_CASE("an interrupted run resumes to the uninterrupted run's results", "[res
   }
   // Every case index of the run is accounted for exactly once in the new journal.
   auto after = lines_of(dir / "cut" / "journal.jsonl");
-  std::map<std::pair<std::string, int64_t>, int> ends;
+  // (A batch of small cases may run past a kernel's last reported failure:
+  // those cases are journaled, not reported, so ends can outnumber cases_run.)
+  std::map<std::pair<std::string, int64_t>, int> starts, ends;
   for (auto& l : after) {
     json j = json::parse(l, nullptr, false);
-    if (!j.is_discarded() && j.value("event", "") == "end") ++ends[{j["spec"], j["index"]}];
+    if (j.is_discarded()) continue;
+    if (j.value("event", "") == "start") ++starts[{j["spec"], j["index"]}];
+    if (j.value("event", "") == "end") ++ends[{j["spec"], j["index"]}];
   }
   int64_t total = 0;
   for (auto& k : full["kernels"]) total += k["cases_run"].get<int64_t>();
-  CHECK(int64_t(ends.size()) == total);
+  CHECK(int64_t(ends.size()) >= total);
   for (auto& [key, n] : ends) CHECK(n == 1);
+  for (auto& [key, n] : starts) CHECK(ends.count(key) == 1);
   // The torn line stays a line of its own: the journal can be resumed again.
   int unreadable = 0;
   for (auto& l : after) unreadable += json::parse(l, nullptr, false).is_discarded();

@@ -57,15 +57,19 @@ struct Kernel {
     wo.library = load_kernel(spec, lo).library;
     runner = std::make_unique<WorkerRunner>(*backend, wo);
   }
-  CaseOutcome run(int64_t m) {
+  CaseOutcome run(int64_t m) { return run_case(*backend, *runner, case_of(m), options()); }
+  static ExecOptions options() {
+    ExecOptions opt;
+    opt.timeout_s = 1.0;
+    return opt;
+  }
+  static Case case_of(int64_t m) {
     Case c;
     c.m = m, c.n = 6, c.k = 5;
     c.a = gemm::make_layout(c.m, c.k, false), c.b = gemm::make_layout(c.k, c.n, false);
     c.c = gemm::make_layout(c.m, c.n, false);
     c.seed = 11;
-    ExecOptions opt;
-    opt.timeout_s = 1.0;
-    return run_case(*backend, *runner, c, opt);
+    return c;
   }
 };
 
@@ -148,4 +152,26 @@ TEST_CASE("the worker inherits no file descriptor but its socket", "[worker]") {
   Kernel k("worker_fds",
            "for (int fd = 4; fd < 1024; ++fd) if (fcntl(fd, F_GETFD) != -1 && fd > 6) return 9; gemm(c); return 0;");
   CHECK(k.run(5).verdict == Verdict::pass);
+}
+
+TEST_CASE("in a batch, each case gets the verdict it gets on its own, crashes and hangs included", "[worker]") {
+  // m = 3 hangs, m = 5 crashes, m = 9 is wrong, m = 10 crashes on its second call only.
+  Kernel k("worker_batch", "static int calls_m10 = 0; long m = c->outputs[0].shape[0];"
+                           " if (m == 3) for (volatile int x = 0;; x = x + 1) {}"
+                           " if (m == 5 || (m == 10 && ++calls_m10 == 2)) *(volatile int*)nullptr = 1;"
+                           " gemm(c); if (m == 9) ((float*)c->outputs[0].data)[0] += 1.0f; return 0;");
+  std::vector<Case> cases;
+  for (int64_t m = 1; m <= 12; ++m) cases.push_back(Kernel::case_of(m));
+  std::vector<CaseOutcome> batch = run_cases(*k.backend, *k.runner, cases, Kernel::options());
+  REQUIRE(batch.size() == cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    INFO("m = " << cases[i].m << ": " << batch[i].detail);
+    const int64_t m = cases[i].m;
+    const Verdict expected = m == 3 ? Verdict::hang : m == 5 || m == 10 ? Verdict::crash
+                           : m == 9 ? Verdict::mismatch : Verdict::pass;
+    CHECK(batch[i].verdict == expected);
+    if (m == 10) CHECK(batch[i].call == 2);
+    if (m != 10) CHECK(k.run(m).verdict == expected);  // the same case on its own (m = 10 counts calls per worker)
+  }
+  CHECK(k.runner->workers_started() >= 4);  // the hang and each crash ended a worker; the batch went on
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "case/rng.h"
+#include "core/error.h"
 #include "exec/call_frame.h"
 #include "exec/guarded_tensor.h"
 #include "exec/patterns.h"
@@ -20,8 +21,7 @@ using Image = std::vector<std::byte>;
 
 class CaseRun {
  public:
-  CaseRun(Backend& be, Runner& runner, const Case& c, const ExecOptions& opt)
-      : be_(be), runner_(runner), c_(c), opt_(opt) {
+  CaseRun(Backend& be, const Case& c, const ExecOptions& opt) : be_(be), c_(c), opt_(opt) {
     auto geoms = gemm::tensors(c);
     for (int i = 0; i < 3; ++i) t_[i] = std::make_unique<GuardedTensor>(be, geoms[i]);
     if (gemm::reads_c0(c)) c0_ = std::make_unique<GuardedTensor>(be, geoms[gemm::C]);
@@ -31,32 +31,41 @@ class CaseRun {
       if (b.data) be_.release(b);
   }
 
-  CaseOutcome run() {
-    CaseOutcome out;
-    // Call 1: fresh memory, nothing computed yet anywhere.
-    draw(c_.seed);
-    Image out1;
-    if (!call_and_check(1, c_.seed, out, out1)) return out;
-    // Call 2: fresh inputs in the same buffers.
-    const uint64_t seed2 = mix64(c_.seed ^ 0x5eed0002ull);
-    draw(seed2);
-    Image out2;
-    if (!call_and_check(2, seed2, out, out2, &out1)) return out;
-    // Call 3: the same inputs again; the output must come back bit for bit.
-    if (opt_.deterministic) {
-      paint_output(seed2);
-      Image out3;
-      if (!call_and_check(3, seed2, out, out3, nullptr, &out2)) return out;
-      if (auto at = t_[gemm::C]->first_element_change(out2, out3)) {
-        fail(out, 3, Verdict::nondeterministic,
-             fmt::format("repeat call changed output bytes (first at element byte {})", *at - kGuardBytes));
-        return out;
-      }
-    }
-    return out;
+  // Sets up the next candidate call (its inputs drawn, snapshots taken);
+  // false once the case is decided.
+  bool next_call() {
+    if (done_ || call_ == (opt_.deterministic ? 3 : 2)) return false;
+    ++call_;
+    if (call_ == 1) draw(c_.seed);  // fresh memory, nothing computed yet anywhere
+    if (call_ == 2) draw(seed2());  // fresh inputs in the same buffers
+    if (call_ == 3) paint_output(seed2());  // the same inputs again: the output must come back bit for bit
+    for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
+    std::byte* data[3] = {t_[0]->data(), t_[1]->data(), t_[2]->data()};
+    frame_ = std::make_unique<GemmCallFrame>(be_, std::array{t_[0]->geom(), t_[1]->geom(), t_[2]->geom()}, data,
+                                             c_.alpha, c_.beta);
+    return true;
   }
+  const assay_call& call() const { return frame_->call; }
+  double timeout() const { return opt_.timeout_s > 0 ? opt_.timeout_s : gemm::default_timeout(c_, be_.kind()); }
+
+  // Judges the call next_call() set up, given how it ended.
+  void judge(const RunStatus& status) {
+    Image& out = outputs_[call_ - 1];
+    const uint64_t seed = call_ == 1 ? c_.seed : seed2();
+    if (!check_call(call_, seed, status, out, call_ == 2 ? &outputs_[0] : nullptr,
+                    call_ == 3 ? &outputs_[1] : nullptr)) {
+      done_ = true;
+      return;
+    }
+    if (call_ == 3)
+      if (auto at = t_[gemm::C]->first_element_change(outputs_[1], out))
+        done_ = !fail(outcome_, 3, Verdict::nondeterministic,
+                      fmt::format("repeat call changed output bytes (first at element byte {})", *at - kGuardBytes));
+  }
+  CaseOutcome& outcome() { return outcome_; }
 
  private:
+  uint64_t seed2() const { return mix64(c_.seed ^ 0x5eed0002ull); }
   void draw(uint64_t seed) {
     for (int i : {gemm::A, gemm::B}) {
       t_[i]->paint_canary();
@@ -86,18 +95,14 @@ class CaseRun {
     return false;
   }
 
-  // One candidate call with all checks; false when it failed (out filled).
+  // The checks of one candidate call; false when it failed (out filled).
   // Inputs are compared with device-side snapshots (no download of what may
   // be many GiB); only C comes back to the host. `repeat_of`: the output of
   // an earlier call on the same inputs that passed; the same bits pass again
   // without a second reference.
-  bool call_and_check(int call, uint64_t seed, CaseOutcome& out, Image& c_after, const Image* previous_out = nullptr,
-                      const Image* repeat_of = nullptr) {
-    for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
-    std::byte* data[3] = {t_[0]->data(), t_[1]->data(), t_[2]->data()};
-    GemmCallFrame frame(be_, {t_[0]->geom(), t_[1]->geom(), t_[2]->geom()}, data, c_.alpha, c_.beta);
-    const double timeout = opt_.timeout_s > 0 ? opt_.timeout_s : gemm::default_timeout(c_, be_.kind());
-    RunStatus status = runner_.run(frame.call, timeout);
+  bool check_call(int call, uint64_t seed, const RunStatus& status, Image& c_after,
+                  const Image* previous_out = nullptr, const Image* repeat_of = nullptr) {
+    CaseOutcome& out = outcome_;
     if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
     if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
     if (status.end == RunEnd::device_error) return fail(out, call, Verdict::cuda_error, status.failure);
@@ -189,21 +194,57 @@ class CaseRun {
   }
 
   Backend& be_;
-  Runner& runner_;
   const Case& c_;
   const ExecOptions& opt_;
   std::unique_ptr<GuardedTensor> t_[3], c0_;
   Buffer snapshots_[3];  // each buffer as it was handed to the candidate
+  int call_ = 0;         // the call set up last (1..3)
+  bool done_ = false;    // a call failed: the case is decided
+  Image outputs_[3];     // C after each call
+  std::unique_ptr<GemmCallFrame> frame_;
+  CaseOutcome outcome_;
 };
 
 }  // namespace
 
 CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
   auto start = std::chrono::steady_clock::now();
-  CaseRun run(backend, runner, c, opt);
-  CaseOutcome out = run.run();
+  CaseRun run(backend, c, opt);
+  while (run.next_call()) run.judge(runner.run(run.call(), run.timeout()));
+  CaseOutcome out = std::move(run.outcome());
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<const Case> cases,
+                                   const ExecOptions& opt) {
+  if (cases.empty()) return {};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<CaseRun>> runs;  // every case's buffers first: OutOfMemory before any call
+  for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(backend, c, opt));
+  for (;;) {  // one round per call number: call 1 of every case, then call 2 of those still undecided, ...
+    std::vector<CaseRun*> round;
+    for (auto& r : runs)
+      if (r->next_call()) round.push_back(r.get());
+    if (round.empty()) break;
+    for (size_t done = 0; done < round.size();) {
+      std::vector<const assay_call*> calls;
+      std::vector<double> timeouts;
+      for (size_t j = done; j < round.size(); ++j) calls.push_back(&round[j]->call()), timeouts.push_back(round[j]->timeout());
+      std::vector<RunStatus> status;
+      runner.run_batch(calls, timeouts, status);  // after a crash or hang: the rest again, in a fresh worker
+      if (status.empty()) throw InfraError("the runner made none of a round's calls");
+      for (size_t j = 0; j < status.size(); ++j) round[done + j]->judge(status[j]);
+      done += status.size();
+    }
+  }
+  const double each = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs.size();
+  std::vector<CaseOutcome> outcomes;
+  for (auto& r : runs) {
+    outcomes.push_back(std::move(r->outcome()));
+    outcomes.back().seconds = each;
+  }
+  return outcomes;
 }
 
 }  // namespace assay

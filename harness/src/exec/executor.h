@@ -3,7 +3,10 @@
 //           reference is computed only after the candidate ran;
 //   call 2: freshly drawn inputs in the same buffers (stale or cached answers);
 //   call 3: a bitwise repeat of call 2 when the spec says deterministic.
+// run_cases does the same for several small cases at once, call by call, so
+// that a worker makes a round of calls per message exchange.
 #pragma once
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,5 +45,12 @@ struct CaseOutcome {
 
 // Throws InfraError when the backend cannot hold the case or breaks.
 CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
+
+// The outcomes of run_case for each case, in order, with every case's
+// buffers held at once (keep them small): calls 1 of all cases go to the
+// runner as one batch, then calls 2 of those still undecided, and so on.
+// A case's seconds are an equal share of the whole.
+std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<const Case> cases,
+                                   const ExecOptions& opt);
 
 }  // namespace assay

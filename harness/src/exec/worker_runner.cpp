@@ -153,25 +153,68 @@ RunStatus WorkerRunner::reap(const char* during) {
 }
 
 RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
+  const assay_call* calls[1] = {&call};
+  std::vector<RunStatus> out;
+  run_batch(calls, std::span<const double>(&timeout_s, 1), out);
+  return out.front();
+}
+
+// Requests go out ahead of the worker by at most this many: it finds the next
+// one waiting when it finishes a call, and neither side's socket queue (ten
+// messages by default) can fill while the other waits on it.
+constexpr size_t kRequestsAhead = 4;
+
+void WorkerRunner::run_batch(std::span<const assay_call* const> calls, std::span<const double> timeouts_s,
+                             std::vector<RunStatus>& out) {
+  if (calls.empty()) return;
   if (pid_ < 0) {
-    std::string why = start();
-    if (!why.empty()) return RunStatus{RunEnd::crashed, 0, why};
+    if (std::string why = start(); !why.empty()) return out.push_back(RunStatus{RunEnd::crashed, 0, why});
   }
-  wire::CallRequest req;
-  std::snprintf(req.op, sizeof req.op, "%s", call.op);
-  req.num_inputs = call.num_inputs, req.num_outputs = call.num_outputs, req.num_scalars = call.num_scalars;
-  if (call.num_inputs + call.num_outputs > wire::kMaxTensors || call.num_scalars > wire::kMaxScalars)
-    throw InfraError("call too large for the worker protocol");
-  std::copy(call.scalars, call.scalars + call.num_scalars, req.scalars);
-  int fds[wire::kMaxTensors];
-  describe_buffers(call, req, fds);
+  struct Request {
+    wire::CallRequest req;
+    int fds[wire::kMaxTensors];
+  };
+  std::vector<Request> requests(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const assay_call& call = *calls[i];
+    wire::CallRequest& req = requests[i].req;
+    std::snprintf(req.op, sizeof req.op, "%s", call.op);
+    req.num_inputs = call.num_inputs, req.num_outputs = call.num_outputs, req.num_scalars = call.num_scalars;
+    if (call.num_inputs + call.num_outputs > wire::kMaxTensors || call.num_scalars > wire::kMaxScalars)
+      throw InfraError("call too large for the worker protocol");
+    std::copy(call.scalars, call.scalars + call.num_scalars, req.scalars);
+    describe_buffers(call, req, requests[i].fds);
+  }
   // The harness's fills and copies must be done before another process reads them.
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   if (std::string e = backend_.synchronize(); !e.empty()) throw InfraError("before a worker call: " + e);
   const auto t1 = Clock::now();
-  const int nfds = backend_.kind() == BackendKind::host ? req.num_buffers : 0;
-  if (!wire::send_message(sock_, &req, sizeof req, fds, nfds)) return reap("the call");
+  const bool host = backend_.kind() == BackendKind::host;
+  size_t sent = 0;
+  bool broken = false;  // a send failed: the worker is gone; what it answered is still read
+  auto send_next = [&] {
+    const Request& r = requests[sent];
+    if (!wire::send_message(sock_, &r.req, sizeof r.req, r.fds, host ? r.req.num_buffers : 0)) broken = true;
+    else ++sent;
+  };
+  while (!broken && sent < calls.size() && sent < kRequestsAhead) send_next();
+  const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+  const size_t first = out.size();
+  for (size_t i = 0; i < sent; ++i) {
+    // Call i starts when the worker has answered call i - 1.
+    RunStatus s = await_reply(timeouts_s[i]);
+    const bool worker_gone = s.end == RunEnd::crashed || s.end == RunEnd::timed_out;
+    out.push_back(std::move(s));
+    if (worker_gone) break;  // the calls after it were not made
+    if (!broken && sent < calls.size()) send_next();
+  }
+  if (out.size() == first) out.push_back(reap("the call"));  // not even the first request went out
+  profile_.calls += long(out.size() - first), profile_.before += seconds(t0, t1);
+  profile_.round_trip += seconds(t1, Clock::now());
+}
+
+RunStatus WorkerRunner::await_reply(double timeout_s) {
   pollfd p{sock_, POLLIN, 0};
   int ready = poll(&p, 1, int(std::min(timeout_s * 1000.0, 2.0e9)));
   if (ready == 0) {
@@ -184,8 +227,6 @@ RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
   }
   wire::Reply reply;
   if (!wire::recv_message(sock_, &reply, sizeof reply, nullptr, 0, nullptr)) return reap("the call");
-  const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-  profile_.calls++, profile_.before += seconds(t0, t1), profile_.round_trip += seconds(t1, Clock::now());
   profile_.run += reply.run_s, profile_.wait += reply.wait_s, profile_.check += reply.check_s;
   std::string message(reply.message, strnlen(reply.message, sizeof reply.message));
   switch (reply.end) {

@@ -29,7 +29,7 @@ struct WorkerOptions {
 struct WorkerProfile {
   long calls = 0;
   double before = 0;      // the harness's synchronize before each call
-  double round_trip = 0;  // request sent to reply read, all of the worker's part included
+  double round_trip = 0;  // first request sent to last reply read, all of the worker's part included
   double run = 0, wait = 0, check = 0;  // the worker's own: assay_run, its work, the order check
 };
 
@@ -39,6 +39,8 @@ class WorkerRunner final : public Runner {
   WorkerRunner(Backend& backend, WorkerOptions opt);
   ~WorkerRunner() override;
   RunStatus run(const assay_call& call, double timeout_s) override;
+  void run_batch(std::span<const assay_call* const> calls, std::span<const double> timeouts_s,
+                 std::vector<RunStatus>& out) override;
   // Starts the worker now; "" or why the kernel cannot be loaded there.
   std::string warm_up() { return pid_ >= 0 ? std::string{} : start(); }
   int workers_started() const { return started_; }
@@ -49,6 +51,7 @@ class WorkerRunner final : public Runner {
   std::string start();  // "" or why the worker could not start
   void stop();
   RunStatus reap(const char* during);  // the worker died: how?
+  RunStatus await_reply(double timeout_s);  // the next call's answer, or how the worker ended
   // The request's buffer table: fds (host) or ids and IPC handles (cuda).
   void describe_buffers(const assay_call& call, wire::CallRequest& req, int* fds);
 

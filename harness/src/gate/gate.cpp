@@ -12,6 +12,7 @@
 #include "gate/sanitize.h"
 #include "shrink/shrinker.h"
 #include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_problem.h"
 #include "ops/gemm/gemm_tolerance.h"
 
 namespace assay {
@@ -160,7 +161,69 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     if (it != opt.resume->finished.end()) done = &it->second;
   }
   std::vector<SampleCase> small_passes;  // candidates for sanitizer replays
-  for (int64_t slot = 0; slot < max_cases; ++slot) {
+  bool stop = false;                     // in process, a CUDA error may have poisoned the harness's context
+  auto record = [&](int64_t i, const Case& c, const CaseOutcome& outcome) {
+    if (int(report.failures.size()) >= opt.max_failures) {
+      // Ran in a batch past the kernel's last reported failure: on record in
+      // the journal, left out of the report as a run one case at a time (or
+      // a resumed one) would have left it.
+      if (opt.journal) opt.journal->case_finished(spec_key, i, outcome, {});
+      return;
+    }
+    ++report.cases_run;
+    fs::path file;
+    if (outcome.verdict != Verdict::pass) file = save_case(case_dir, spec, c, outcome, i);
+    if (opt.journal) opt.journal->case_finished(spec_key, i, outcome, file);
+    if (outcome.verdict == Verdict::pass) {
+      ++report.cases_passed;
+      report.worst_pass_ratio = std::max(report.worst_pass_ratio, outcome.stats.max_ratio);
+      if (!opt.sanitize.empty() && gemm::work(c) <= kSanitizeSampleWork) small_passes.push_back({i, c, outcome});
+    } else {
+      report.failures.push_back({c, outcome, file, "assay repro " + file.string()});
+      const int attempts = shrink_attempts_for(outcome.verdict, isolate, opt.shrink_attempts);
+      if (report.failures.size() == 1 && attempts > 0) {
+        CaseProbe probe = [&](const Case& x) { return run_case(backend, *runner, x, exec); };
+        shrink_first_failure(spec, probe, attempts, case_dir, i, report.failures.front());
+      }
+      if (!isolate && outcome.verdict == Verdict::cuda_error) stop = true;
+    }
+    reporter.case_done(report, c, outcome);
+  };
+  auto skip_out_of_memory = [&](const Case& c) {
+    // The device's memory is shared (other processes, the reference's
+    // pool): a case that does not fit now is skipped, not the whole run.
+    ++report.cases_skipped, ++report.skip_reasons[fmt::format("device out of memory ({})", c.origin)];
+  };
+  // Small cases wait here and run as one batch (a worker then makes a round
+  // of calls per message exchange); a large one runs on its own.
+  std::vector<std::pair<int64_t, Case>> batch;
+  auto run_batch = [&] {
+    if (batch.empty()) return;
+    for (auto& [i, c] : batch)
+      if (opt.journal) opt.journal->case_started(spec_key, i, c);
+    std::vector<CaseOutcome> outcomes;
+    std::vector<Case> cases;
+    for (auto& [i, c] : batch) cases.push_back(c);
+    try {
+      outcomes = run_cases(backend, *runner, cases, exec);
+    } catch (const OutOfMemory&) {
+      outcomes.clear();
+    }
+    for (size_t j = 0; j < batch.size(); ++j) {
+      auto& [i, c] = batch[j];
+      if (!outcomes.empty()) {
+        record(i, c, outcomes[j]);
+        continue;
+      }
+      try {  // the batch did not fit at once: each on its own
+        record(i, c, run_case(backend, *runner, c, exec));
+      } catch (const OutOfMemory&) {
+        skip_out_of_memory(c);
+      }
+    }
+    batch.clear();
+  };
+  for (int64_t slot = 0; slot < max_cases && !stop; ++slot) {
     const int64_t i = slot - corpus_size;  // negative: a corpus case
     if (elapsed() > opt.budget_seconds || int(report.failures.size()) >= opt.max_failures) break;
     if (done && done->count(i)) {  // finished before the interruption: take its result as it was
@@ -177,43 +240,17 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       ++report.cases_skipped, ++report.skip_reasons["no case satisfies the spec's requires"];
       continue;
     }
-    const double work = double(c->m) * double(c->n) * double(c->k);
-    const double bytes = gemm::case_bytes(*c);
-    if (work > limits.max_work || bytes > limits.max_bytes) {
+    if (gemm::work(*c) > limits.max_work || gemm::case_bytes(*c) > limits.max_bytes) {
       ++report.cases_skipped;
       ++report.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend.kind()), c->origin)];
       continue;
     }
-    if (opt.journal) opt.journal->case_started(spec_key, i, *c);
-    CaseOutcome outcome;
-    try {
-      outcome = run_case(backend, *runner, *c, exec);
-    } catch (const OutOfMemory&) {
-      // The device's memory is shared (other processes, the reference's
-      // pool): a case that does not fit now is skipped, not the whole run.
-      ++report.cases_skipped, ++report.skip_reasons[fmt::format("device out of memory ({})", c->origin)];
-      continue;
-    }
-    ++report.cases_run;
-    fs::path file;
-    if (outcome.verdict != Verdict::pass) file = save_case(case_dir, spec, *c, outcome, i);
-    if (opt.journal) opt.journal->case_finished(spec_key, i, outcome, file);
-    if (outcome.verdict == Verdict::pass) {
-      ++report.cases_passed;
-      report.worst_pass_ratio = std::max(report.worst_pass_ratio, outcome.stats.max_ratio);
-      if (!opt.sanitize.empty() && work <= kSanitizeSampleWork) small_passes.push_back({i, *c, outcome});
-    } else {
-      report.failures.push_back({*c, outcome, file, "assay repro " + file.string()});
-      const int attempts = shrink_attempts_for(outcome.verdict, isolate, opt.shrink_attempts);
-      if (report.failures.size() == 1 && attempts > 0) {
-        CaseProbe probe = [&](const Case& x) { return run_case(backend, *runner, x, exec); };
-        shrink_first_failure(spec, probe, attempts, case_dir, i, report.failures.front());
-      }
-      // In process, a CUDA error may have poisoned the harness's own context.
-      if (!isolate && outcome.verdict == Verdict::cuda_error) break;
-    }
-    reporter.case_done(report, *c, outcome);
+    const bool small = isolate && gemm::work(*c) <= kBatchWork;
+    if (!small) run_batch();
+    batch.emplace_back(i, std::move(*c));
+    if (!small || batch.size() == kBatchCases) run_batch();
   }
+  run_batch();
   runner.reset();  // the worker lets go of the case buffers before anything else runs
   if (!opt.sanitize.empty()) replay_under_sanitizer(spec, opt, small_passes, report);
   report.seconds = elapsed();

@@ -34,6 +34,11 @@ struct GateOptions {
 };
 
 inline constexpr int64_t kDefaultRandomCases = 200;
+// With a worker, small cases (up to kBatchWork multiply-adds) run in batches
+// of kBatchCases (run_cases): a worker's round trip costs more than such a
+// case (on a GPU, two processes taking turns), and a batch pays it once.
+inline constexpr double kBatchWork = double(1 << 24);
+inline constexpr size_t kBatchCases = 16;
 
 // Work and memory a backend takes on for one case; bigger cases are skipped.
 struct CaseLimits {

@@ -17,6 +17,8 @@ enum Operand : uint32_t { A = 0, B = 1, C = 2 };
 std::array<TensorGeom, 3> tensors(const Case& c);
 // Whether C holds values the kernel must read (beta != 0) or poison.
 inline bool reads_c0(const Case& c) { return c.beta != 0.0; }
+// Multiply-adds of one call: m*n*k.
+inline double work(const Case& c) { return double(c.m) * double(c.n) * double(c.k); }
 // How long one call may take before it counts as a hang: generous for a naive
 // kernel (host: ~50 MFLOP/s, GPU: ~10 GFLOP/s) plus 5 s.
 double default_timeout(const Case& c, BackendKind backend);
