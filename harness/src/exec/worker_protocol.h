@@ -42,6 +42,11 @@ enum class CallEnd : int32_t {
   unordered_output = 3,  // an output changed after the call's stream had finished
 };
 
+// The worker's first message has code 0 when it is ready, this code when it
+// could not set up the device (the machine's fault), -1 when it could not load
+// the kernel (the kernel's).
+inline constexpr int32_t kDeviceUnavailable = -2;
+
 struct Reply {  // also the worker's first message: ready (code 0) or why not
   int32_t code = 0;  // assay_run's return value
   CallEnd end = CallEnd::returned;

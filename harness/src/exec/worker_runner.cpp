@@ -113,6 +113,7 @@ std::string WorkerRunner::start() {
   std::string said(ready.message, strnlen(ready.message, sizeof ready.message));
   if (ready.code != 0) {
     stop();
+    device_unavailable_ = ready.code == wire::kDeviceUnavailable;
     return said;
   }
   static std::once_flag told;  // e.g. a limit the worker cannot enforce: once per run, not per worker

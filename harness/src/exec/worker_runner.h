@@ -43,6 +43,8 @@ class WorkerRunner final : public Runner {
                  std::vector<RunStatus>& out) override;
   // Starts the worker now; "" or why the kernel cannot be loaded there.
   std::string warm_up() { return pid_ >= 0 ? std::string{} : start(); }
+  // Whether the last start failed on the device (not the kernel's fault).
+  bool device_unavailable() const { return device_unavailable_; }
   int workers_started() const { return started_; }
   const WorkerProfile& profile() const { return profile_; }
   void reset_profile() { profile_ = {}; }
@@ -60,6 +62,7 @@ class WorkerRunner final : public Runner {
   pid_t pid_ = -1;
   int sock_ = -1;
   int started_ = 0;
+  bool device_unavailable_ = false;
   WorkerProfile profile_;
 };
 

@@ -114,15 +114,24 @@ int run_one(const uint8_t* data, size_t size) {
                                                cp.opt.shrink_attempts)) {
     CaseProbe probe = [&](const Case& x) { return run_case(*cp.backend, *cp.runner, x, cp.exec); };
     const double s0 = cp.elapsed();
-    ShrinkResult s = shrink(cp.spec, *c, o, probe, attempts);
-    f.shrink_seconds = cp.elapsed() - s0;
-    key = s.shrunk;
-    f.explanation = explain(s);
-    if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
-    // For the acceptance check (shrunk dims within 2x of the smallest failing):
-    // a few dozen cheap probes, once per distinct failure.
-    f.smallest = smallest_failing(cp.spec, key, o.verdict, probe);
-    f.shrunk_file = save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk");
+    try {
+      ShrinkResult s = shrink(cp.spec, *c, o, probe, attempts);
+      f.shrink_seconds = cp.elapsed() - s0;
+      key = s.shrunk;
+      f.explanation = explain(s);
+      if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
+      // For the acceptance check (shrunk dims within 2x of the smallest failing):
+      // a few dozen cheap probes, once per distinct failure.
+      f.smallest = smallest_failing(cp.spec, key, o.verdict, probe);
+      f.shrunk_file =
+          save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk");
+    } catch (const OutOfMemory& e) {
+      // The device's memory is shared: the failure is kept as found, not lost.
+      f.shrink_seconds = cp.elapsed() - s0;
+      key = *c;
+      f.smallest.dims = {c->m, c->n, c->k};
+      f.explanation = fmt::format("not shrunk: {}\n", e.what());
+    }
   }
   f.signature = failure_signature(key, o.verdict);
   f.shrunk = key;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -59,7 +60,9 @@ std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const Lo
   wo.library = kernel.library, wo.entry = spec.entry, wo.log_file = log_dir / "worker.log";
   wo.device_memory_limit = device_memory_limit;
   auto worker = std::make_unique<WorkerRunner>(backend, wo);
-  if (std::string why = worker->warm_up(); !why.empty())
+  if (std::string why = worker->warm_up(); !why.empty() && worker->device_unavailable())
+    throw InfraError(fmt::format("{}: the worker cannot set up the device: {}", spec.file.string(), why));
+  else if (!why.empty())
     throw InputError(fmt::format("{}: the kernel cannot be loaded: {}", spec.file.string(), why));
   return worker;
 }
@@ -82,7 +85,14 @@ std::vector<Case> corpus_cases(const fs::path& dir) {
 
 static void shrink_first_failure(const Spec& spec, const CaseProbe& probe, int attempts, const fs::path& case_dir,
                           int64_t index, CaseFailure& failure) {
-  ShrinkResult s = shrink(spec, failure.c, failure.outcome, probe, attempts);
+  ShrinkResult s;
+  try {
+    s = shrink(spec, failure.c, failure.outcome, probe, attempts);
+  } catch (const OutOfMemory& e) {
+    // The device's memory is shared: the failure stays as found, not lost.
+    std::fprintf(stderr, "assay: %s: not shrunk: %s\n", spec.name.c_str(), e.what());
+    return;
+  }
   if (s.shrunk == failure.c) return;
   fs::path shrunk = save_case(case_dir, spec, s.shrunk, s.outcome, index, "-shrunk");
   failure.shrunk = {shrunk, explain(s)};

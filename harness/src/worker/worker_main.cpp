@@ -100,8 +100,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<WorkerDevice> dev =
       cuda ? assay::worker::cuda_device(std::atoi(argv[5]), std::strtoull(argv[6], nullptr, 10), why)
            : assay::worker::host_device();
-  if (!dev) {
-    reply(sock, -1, CallEnd::returned, why);
+  if (!dev) {  // the device, not the kernel: e.g. its memory is full right now
+    reply(sock, kDeviceUnavailable, CallEnd::returned, why);
     return 0;
   }
   void* handle = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
