@@ -2,6 +2,9 @@
 // that fails the same way, with the dimensions that matter named.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
@@ -170,4 +173,33 @@ TEST_CASE("a kernel's regression corpus replays before the sweep", "[corpus][cli
   auto broken = w.write("corp/host_bug_tail/zz.yaml", "assay_case: 1\nm: oops\n");
   (void)broken;
   CHECK(w.run("check " + testing::quote(tail.string()) + " --cases 5 --corpus corp --out out --quiet").code == 2);
+}
+
+TEST_CASE("shrinking stops at its time limit: a huge failing case costs seconds per attempt", "[shrink]") {
+  Spec spec;
+  spec.name = "slow";
+  Case start;
+  start.m = 4000, start.n = 3000, start.k = 2000;
+  start.a = gemm::make_layout(start.m, start.k, false), start.b = gemm::make_layout(start.k, start.n, false);
+  start.c = gemm::make_layout(start.m, start.n, false);
+  int probes = 0;
+  CaseProbe slow = [&](const Case&) {  // every case fails, each run takes 20 ms
+    ++probes;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CaseOutcome o;
+    o.verdict = Verdict::crash;
+    return o;
+  };
+  CaseOutcome failing;
+  failing.verdict = Verdict::crash;
+  ShrinkResult r = shrink(spec, start, failing, slow, 400, 0.1);
+  CHECK(r.attempts >= 1);
+  CHECK(probes <= 5 + 3 + 9);  // about 0.1 s of attempts, then the three re-runs and the notes' neighbours
+  CHECK(r.shrunk.m * r.shrunk.n * r.shrunk.k < start.m * start.n * start.k);  // the attempts made still count
+  ShrinkResult unbounded = shrink(spec, start, failing, [](const Case&) {
+    CaseOutcome o;
+    o.verdict = Verdict::crash;
+    return o;
+  });
+  CHECK(unbounded.attempts > 10);  // without the limit the same failure takes many more steps
 }

@@ -115,14 +115,18 @@ int run_one(const uint8_t* data, size_t size) {
     CaseProbe probe = [&](const Case& x) { return run_case(*cp.backend, *cp.runner, x, cp.exec); };
     const double s0 = cp.elapsed();
     try {
-      ShrinkResult s = shrink(cp.spec, *c, o, probe, attempts);
+      // Huge cases cost seconds each: shrinking one failure gets at most a
+      // quarter of the campaign's time (30 s at least), and so does the
+      // search for the smallest failing dimensions.
+      const double shrink_seconds = std::max(30.0, 0.25 * cp.opt.seconds);
+      ShrinkResult s = shrink(cp.spec, *c, o, probe, attempts, shrink_seconds);
       f.shrink_seconds = cp.elapsed() - s0;
       key = s.shrunk;
       f.explanation = explain(s);
       if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
       // For the acceptance check (shrunk dims within 2x of the smallest failing):
       // a few dozen cheap probes, once per distinct failure.
-      f.smallest = smallest_failing(cp.spec, key, o.verdict, probe);
+      f.smallest = smallest_failing(cp.spec, key, o.verdict, probe, 64, shrink_seconds);
       f.shrunk_file =
           save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk");
     } catch (const OutOfMemory& e) {

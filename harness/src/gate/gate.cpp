@@ -83,11 +83,11 @@ std::vector<Case> corpus_cases(const fs::path& dir) {
   return cases;
 }
 
-static void shrink_first_failure(const Spec& spec, const CaseProbe& probe, int attempts, const fs::path& case_dir,
-                          int64_t index, CaseFailure& failure) {
+static void shrink_first_failure(const Spec& spec, const CaseProbe& probe, int attempts, double max_seconds,
+                                 const fs::path& case_dir, int64_t index, CaseFailure& failure) {
   ShrinkResult s;
   try {
-    s = shrink(spec, failure.c, failure.outcome, probe, attempts);
+    s = shrink(spec, failure.c, failure.outcome, probe, attempts, max_seconds);
   } catch (const OutOfMemory& e) {
     // The device's memory is shared: the failure stays as found, not lost.
     std::fprintf(stderr, "assay: %s: not shrunk: %s\n", spec.name.c_str(), e.what());
@@ -193,7 +193,9 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       const int attempts = shrink_attempts_for(outcome.verdict, isolate, opt.shrink_attempts);
       if (report.failures.size() == 1 && attempts > 0) {
         CaseProbe probe = [&](const Case& x) { return run_case(backend, *runner, x, exec); };
-        shrink_first_failure(spec, probe, attempts, case_dir, i, report.failures.front());
+        // Huge cases cost seconds each: at most half the kernel's budget.
+        shrink_first_failure(spec, probe, attempts, std::max(10.0, opt.budget_seconds / 2), case_dir, i,
+                             report.failures.front());
       }
       if (!isolate && outcome.verdict == Verdict::cuda_error) stop = true;
     }

@@ -29,8 +29,8 @@ std::vector<int64_t> smaller(int64_t d) {
 }  // namespace
 
 ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
-                    int max_attempts) {
-  shrink_detail::Trials s(spec, probe, original.verdict, max_attempts);
+                    int max_attempts, double max_seconds) {
+  shrink_detail::Trials s(spec, probe, original.verdict, max_attempts, max_seconds);
   Case best = failing;
   CaseOutcome best_outcome = original;
   auto take = [&](const Case& c) {

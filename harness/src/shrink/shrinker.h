@@ -25,10 +25,11 @@ struct ShrinkResult {
 // Runs one case and tells its outcome; the shrinker knows nothing else of execution.
 using CaseProbe = std::function<CaseOutcome(const Case&)>;
 
-// `failing` must fail with verdict `original.verdict`. `max_attempts` bounds
-// the work (each attempt is one case run).
+// `failing` must fail with verdict `original.verdict`. `max_attempts` and
+// `max_seconds` bound the work (each attempt is one case run; a huge case
+// may take seconds). The final re-runs and notes come on top: a dozen cases.
 ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
-                    int max_attempts = 400);
+                    int max_attempts = 400, double max_seconds = 1e9);
 
 // How many attempts a failure with verdict v may spend shrinking; 0: keep it
 // as found. A hang costs its whole timeout per attempt, so it is kept. A

@@ -1,13 +1,18 @@
 #include "shrink/smallest.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "shrink/trials.h"
 
 namespace assay {
 
 SmallestFailing smallest_failing(const Spec& spec, const Case& shrunk, Verdict verdict, const CaseProbe& probe,
-                                 int max_probes) {
+                                 int max_probes, double max_seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > max_seconds;
+  };
   SmallestFailing r;
   Case base = shrunk;
   base.keep = {};  // dimension properties, not value ones: every element as drawn
@@ -21,6 +26,10 @@ SmallestFailing smallest_failing(const Spec& spec, const Case& shrunk, Verdict v
       int64_t m = d == 0 ? v : shrunk.m, n = d == 1 ? v : shrunk.n, k = d == 2 ? v : shrunk.k;
       Case x = shrink_detail::with_dims(base, m, n, k, true);
       if (!shrink_detail::inside_spec(spec, x)) continue;
+      if (out_of_time()) {
+        r.exact[d] = false;  // what is left unprobed may hold a smaller failing value
+        break;
+      }
       ++r.probes;
       if (probe(x).verdict == verdict) {
         r.dims[d] = v;

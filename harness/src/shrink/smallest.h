@@ -16,8 +16,9 @@ struct SmallestFailing {
   int probes = 0;
 };
 
-// At most `max_probes` runs per dimension.
+// At most `max_probes` runs per dimension, none started after `max_seconds`
+// (a dimension left unprobed keeps its shrunk value, not exact).
 SmallestFailing smallest_failing(const Spec& spec, const Case& shrunk, Verdict verdict, const CaseProbe& probe,
-                                 int max_probes = 64);
+                                 int max_probes = 64, double max_seconds = 1e9);
 
 }  // namespace assay

@@ -13,7 +13,7 @@ bool inside_spec(const Spec& spec, const Case& c) {
 }
 
 bool Trials::still_fails(const Case& c) {
-  if (attempts_ >= max_attempts_) return false;
+  if (exhausted()) return false;
   Case key = c;
   key.origin.clear();
   // The YAML text names everything that makes a case, the keep lists included.

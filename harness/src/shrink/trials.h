@@ -1,6 +1,7 @@
 // What the shrink steps share: running candidates under a budget, each at
 // most once, and moving a case's dimensions while keeping its layout style.
 #pragma once
+#include <chrono>
 #include <set>
 #include <string>
 
@@ -12,14 +13,16 @@ bool inside_spec(const Spec& spec, const Case& c);
 
 class Trials {
  public:
-  Trials(const Spec& spec, const CaseProbe& probe, Verdict target, int max_attempts)
-      : spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts) {}
+  Trials(const Spec& spec, const CaseProbe& probe, Verdict target, int max_attempts, double max_seconds)
+      : spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts),
+        deadline_(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                          std::chrono::duration<double>(std::min(max_seconds, 1e9)))) {}
 
   // Runs c if it is new, inside the spec and within budget; true when it
   // fails with the target verdict (its outcome is then last()).
   bool still_fails(const Case& c);
   int attempts() const { return attempts_; }
-  bool exhausted() const { return attempts_ >= max_attempts_; }
+  bool exhausted() const { return attempts_ >= max_attempts_ || std::chrono::steady_clock::now() > deadline_; }
   const CaseOutcome& last() const { return last_; }
 
  private:
@@ -27,6 +30,7 @@ class Trials {
   const CaseProbe& probe_;
   Verdict target_;
   int max_attempts_, attempts_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
   std::set<std::string> tried_;
   CaseOutcome last_;
 };
