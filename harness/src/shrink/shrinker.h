@@ -17,7 +17,8 @@ struct ShrinkResult {
   Case shrunk;
   CaseOutcome outcome;             // of the shrunk case
   int attempts = 0;                // cases run while shrinking
-  int reproduced = 0;              // of the final re-runs (3)
+  int reruns = 0;                  // final re-runs of the shrunk case: 3, or 1 past the time limit
+  int reproduced = 0;              // of those re-runs
   bool flaky = false;              // the shrunk case failed in only some re-runs
   std::vector<std::string> notes;  // which properties matter, e.g. "passes for m = 32"
 };
