@@ -218,9 +218,12 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   cp.limits.max_work = opt.max_work > 0 ? opt.max_work : host ? double(1 << 22) : double(1 << 30);
   cp.limits.max_elements = opt.max_elements > 0 ? opt.max_elements : host ? double(1 << 17) : double(1 << 22);
   // Huge cases where the gate runs its cases past 2^31 elements: on cuda,
-  // within the memory budget and the work the gate takes on (never the host).
+  // within the memory budget (never the host). They exist to cross index and
+  // grid limits, which takes elements, not work: 2^36 multiply-adds still
+  // lets a 2^31-element C have k = 32, a 32x cheaper worst case than the
+  // gate's 2^41 (under which an H200 campaign once ran 26 cases in 66 s).
   cp.limits.huge = gemm::SweepTarget{cp.backend->kind(), double(cp.backend->memory_budget())};
-  cp.limits.max_huge_work = host ? 0 : limits_for(*cp.backend).max_work;
+  cp.limits.max_huge_work = host ? 0 : std::min(limits_for(*cp.backend).max_work, double(int64_t(1) << 36));
   const bool isolate = opt.isolation == Isolation::worker;
   LoaderOptions lo = opt.loader;
   lo.open = !isolate;
