@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   for (const Size& size : sizes) {
     Minimal minimal(*be, square(spec, size.s, 1));
     auto case_at = [&](uint64_t i) { return square(spec, size.s, 1000 + i); };
-    // As the gate runs small cases with a worker: kBatchCases at once.
+    // As the gate runs small cases with `--batch 16`: kBatchCases at once.
     const bool batched = double(size.s) * size.s * size.s <= kBatchWork;
     auto batch_at = [&](Runner& runner, uint64_t first) {
       std::vector<Case> cases;

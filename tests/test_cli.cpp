@@ -250,3 +250,35 @@ TEST_CASE("cli: a cuda spec on a machine without a GPU exits 3", "[cli]") {
   INFO(h.output);
   CHECK(h.code == 0);
 }
+
+TEST_CASE("cli: --batch gives each kernel the report it gets one case at a time", "[cli][worker]") {
+  // A correct kernel, a planted bug (several failing cases, cut at
+  // --max-failures) and a launcher that crashes: batches of 16 must report
+  // the same verdicts, cases run and failing cases as runs of one.
+  Workdir w;
+  const fs::path root = fs::path(ASSAY_SOURCE_DIR) / "generated_kernels";
+  std::string specs;
+  for (auto p : {root / "gemm/host/naive_f32.yaml", root / "gemm/host/bug_tail.yaml",
+                 root / "hostile/host/segv_launcher.yaml"})
+    specs += " " + quote(p.string());
+  const std::string common = "check" + specs + " --cases 60 --max-failures 2 --cache-dir " + quote(kCache.string());
+  Result one = w.run(common + " --out one --json one.json");
+  Result batched = w.run(common + " --batch 16 --out batched --json batched.json");
+  INFO(one.output << "\n---\n" << batched.output);
+  CHECK(one.code == 1);
+  CHECK(batched.code == one.code);
+  auto a = nlohmann::json::parse(slurp(w.dir / "one.json"))["kernels"];
+  auto b = nlohmann::json::parse(slurp(w.dir / "batched.json"))["kernels"];
+  REQUIRE(a.size() == 3);
+  REQUIRE(b.size() == a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO(a[i]["name"]);
+    CHECK(b[i]["verdict"] == a[i]["verdict"]);
+    CHECK(b[i]["cases_run"] == a[i]["cases_run"]);
+    CHECK(b[i]["failures"].size() == a[i]["failures"].size());
+    for (size_t f = 0; f < a[i]["failures"].size() && f < b[i]["failures"].size(); ++f)
+      CHECK(b[i]["failures"][f]["case"] == a[i]["failures"][f]["case"]);
+  }
+  CHECK(a[1]["verdict"] == "mismatch");
+  CHECK(a[2]["verdict"] == "crash");
+}

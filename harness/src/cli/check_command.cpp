@@ -37,12 +37,14 @@ struct CheckArgs {
   std::string sanitize;  // compute-sanitizer tool; empty: none
   int sanitize_samples = 2;
   double device_memory_limit_gib = 8;
+  int batch = 1;
 };
 
-// The journal keeps the run's options so that --resume needs nothing else.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
+// The journal keeps the run's options so that --resume needs nothing else
+// (an option a journal predates takes its default).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
                                    junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus, sanitize,
-                                   sanitize_samples, device_memory_limit_gib)
+                                   sanitize_samples, device_memory_limit_gib, batch)
 
 // Exit code of the whole run (worse_exit: bad input, then machine, then kernel).
 int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
@@ -96,6 +98,7 @@ int run_check(CheckArgs a) {
   if (resume) opt.resume = &*resume;
   opt.sanitize = a.sanitize, opt.sanitize_samples = a.sanitize_samples;
   opt.device_memory_limit = size_t(a.device_memory_limit_gib * double(1 << 30));
+  opt.batch = size_t(a.batch);
   if (!a.sanitize.empty())
     if (std::string why = sanitizer_unavailable(); !why.empty()) fmt::print("--sanitize {}: {}\n", a.sanitize, why);
 
@@ -168,6 +171,11 @@ Command add_check(CLI::App& app) {
                  "GiB of device memory a cuda candidate may keep between calls beyond its case's buffers "
                  "(measured per process through NVML; 0: unchecked; default 8)")
       ->check(CLI::NonNegativeNumber);
+  c->add_option("--batch", args->batch,
+                 fmt::format("with a worker, run small cases this many at a time (default 1; {} suggested on a GPU): "
+                             "faster, but a kernel that caches its last answer is caught less often",
+                             kBatchCases))
+      ->check(CLI::Range(1, 256));
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
   c->add_option("--corpus", args->corpus, "regression corpus: DIR/<kernel name>/*.yaml replay first (default corpus)");

@@ -1,5 +1,6 @@
 #include "exec/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -222,11 +223,17 @@ std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<c
   auto start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<CaseRun>> runs;  // every case's buffers first: OutOfMemory before any call
   for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(backend, c, opt));
-  for (;;) {  // one round per call number: call 1 of every case, then call 2 of those still undecided, ...
+  // One round per call number: call 1 of every case, then call 2 of those
+  // still undecided, ... Every other round runs backwards, so the last case's
+  // call 2 directly follows its call 1 in the candidate's process, as every
+  // case's does one at a time: a candidate that keeps only its last call's
+  // answer (a one-entry cache) meets the case it can fool.
+  for (bool backwards = false;; backwards = !backwards) {
     std::vector<CaseRun*> round;
     for (auto& r : runs)
       if (r->next_call()) round.push_back(r.get());
     if (round.empty()) break;
+    if (backwards) std::reverse(round.begin(), round.end());
     for (size_t done = 0; done < round.size();) {
       std::vector<const assay_call*> calls;
       std::vector<double> timeouts;

@@ -206,8 +206,8 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     // pool): a case that does not fit now is skipped, not the whole run.
     ++report.cases_skipped, ++report.skip_reasons[fmt::format("device out of memory ({})", c.origin)];
   };
-  // Small cases wait here and run as one batch (a worker then makes a round
-  // of calls per message exchange); a large one runs on its own.
+  // With --batch, small cases wait here and run as one batch (a worker then
+  // makes a round of calls per message exchange); others run on their own.
   std::vector<std::pair<int64_t, Case>> batch;
   auto run_batch = [&] {
     if (batch.empty()) return;
@@ -257,10 +257,10 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       ++report.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend.kind()), c->origin)];
       continue;
     }
-    const bool small = isolate && gemm::work(*c) <= kBatchWork;
+    const bool small = isolate && opt.batch > 1 && gemm::work(*c) <= kBatchWork;
     if (!small) run_batch();
     batch.emplace_back(i, std::move(*c));
-    if (!small || batch.size() == kBatchCases) run_batch();
+    if (!small || batch.size() >= opt.batch) run_batch();
   }
   run_batch();
   runner.reset();  // the worker lets go of the case buffers before anything else runs
