@@ -222,6 +222,26 @@ TEST_CASE("a correct kernel survives a short campaign", "[fuzz][cli]") {
   CHECK(summary(w, "host_naive_f32")["distinct_failures"] == 0);
 }
 
+TEST_CASE("a campaign its scheduler ends with SIGTERM or SIGKILL leaves a recent summary", "[fuzz][cli]") {
+  // The signal goes to `assay fuzz` alone; its campaign process must end too
+  // (its summary then stops changing).
+  for (const char* sig : {"TERM", "KILL"}) {
+    testing::Workdir w;
+    auto r = w.run("fuzz " + testing::quote(host_sample("naive_f32.yaml").string()) +
+                   " --time 120s --out out > log 2>&1 & p=$!; sleep 8; kill -" + sig + " $p; wait $p; sleep 1; cp " +
+                   testing::quote((w.dir / "out/host_naive_f32/fuzz-summary.json").string()) + " " +
+                   testing::quote((w.dir / "then.json").string()) + "; sleep 6; true");
+    INFO(sig << ": " << r.output);
+    auto s = summary(w, "host_naive_f32");  // at most a few seconds old
+    CHECK(s["finished"] == false);
+    CHECK(s["cases"].get<int64_t>() > 0);
+    CHECK(s["seconds"].get<double>() > 2);
+    CHECK(s["distinct_failures"] == 0);
+    std::ifstream then(w.dir / "then.json");
+    CHECK(nlohmann::json::parse(then) == s);
+  }
+}
+
 TEST_CASE("fuzz refuses bad durations and shards", "[fuzz][cli]") {
   testing::Workdir w;
   const std::string spec = testing::quote(host_sample("naive_f32.yaml").string());

@@ -78,9 +78,13 @@ fuzz::CampaignOptions campaign_options(const FuzzArgs& a) {
 
 int one_process(const Spec& spec, const fuzz::CampaignOptions& opt) {
   std::fflush(nullptr);
+  const pid_t self = getpid();
   pid_t pid = fork();
   if (pid < 0) throw InfraError("fork failed");
-  if (pid == 0) campaign_here(spec, opt);
+  if (pid == 0) {
+    fuzz::die_with_parent(self);
+    campaign_here(spec, opt);
+  }
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status)) fmt::print(stderr, "assay fuzz: the campaign for {} died (status {})\n", spec.name, status);

@@ -51,6 +51,7 @@ struct Campaign {
   int64_t cases = 0, rejected = 0;
   int64_t huge_cases = 0;   // cases with a dimension past the ordinary limit (cuda only)
   double huge_seconds = 0;  // the time they took, kept under opt.huge_share of the whole
+  double summary_written = 0;  // when the summary file was last brought up to date
   std::set<std::string> raw_signatures, signatures;  // before and after shrinking
   std::vector<Found> found;
   bool merging = false;  // libFuzzer's merge: features only, failures are not this run's business
@@ -61,6 +62,7 @@ struct Campaign {
   }
 };
 Campaign* campaign = nullptr;
+constexpr double kSummaryEvery = 5;  // seconds between updates of fuzz-summary.json during a campaign
 
 void write_summary(bool final);
 
@@ -101,6 +103,10 @@ int run_one(const uint8_t* data, size_t size) {
     return -1;
   }
   ++cp.cases;
+  // A scheduler's time limit ends a campaign with SIGTERM or SIGKILL, and
+  // libFuzzer then exits without our final summary: keep the file at most
+  // a few seconds behind.
+  if (!cp.merging && cp.elapsed() - cp.summary_written > kSummaryEvery) write_summary(false);
   record_features(*c, o);
   if (o.verdict == Verdict::pass || cp.merging) return 0;
   // A raw signature seen before is the same failure again: skip it cheaply.
@@ -183,7 +189,13 @@ void write_summary(bool final) {
                    {"failures", failures}};
   if (cp.opt.job >= 0) j["job"] = cp.opt.job;
   fs::create_directories(cp.kernel_dir());
-  std::ofstream(cp.kernel_dir() / "fuzz-summary.json") << j.dump(2) << "\n";
+  {
+    // Written aside and renamed: a kill in the middle leaves the last whole file.
+    std::ofstream(cp.kernel_dir() / "fuzz-summary.json.part") << j.dump(2) << "\n";
+  }
+  std::error_code ec;  // a full disk costs this update, not the campaign
+  fs::rename(cp.kernel_dir() / "fuzz-summary.json.part", cp.kernel_dir() / "fuzz-summary.json", ec);
+  cp.summary_written = s;
   if (!final) return;
   fmt::print("[assay fuzz] {}: {} cases in {:.1f} s ({:.0f}/s), {} distinct failures{}\n", cp.spec.name, cp.cases, s,
              s > 0 ? cp.cases / s : 0.0, cp.found.size(),

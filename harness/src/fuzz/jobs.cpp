@@ -1,7 +1,10 @@
 #include "fuzz/jobs.h"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cerrno>
 #include <cstdio>
@@ -19,9 +22,15 @@ std::string self_executable() {
   return p.string();
 }
 
+void die_with_parent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) std::_Exit(exit_infrastructure);  // it died before the line above
+}
+
 std::vector<int> run_jobs(const std::string& exe, const std::vector<JobPlan>& plans) {
   std::vector<pid_t> pids;
   std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t self = getpid();
   for (const JobPlan& p : plans) {
     std::vector<std::string> argv_s = {exe};
     argv_s.insert(argv_s.end(), p.args.begin(), p.args.end());
@@ -31,6 +40,7 @@ std::vector<int> run_jobs(const std::string& exe, const std::vector<JobPlan>& pl
     pid_t pid = fork();
     if (pid < 0) throw InfraError("fork failed");
     if (pid == 0) {
+      die_with_parent(self);  // kept across exec
       if (!p.gpu.empty()) setenv("CUDA_VISIBLE_DEVICES", p.gpu.c_str(), 1);
       execv(exe.c_str(), argv.data());
       std::perror("assay fuzz: exec");

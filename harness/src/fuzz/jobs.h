@@ -1,6 +1,8 @@
 // `assay fuzz --jobs N` / `--gpus LIST`: campaigns as separate processes
 // (fork + exec of assay itself), so a job that dies takes only itself down.
 #pragma once
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -13,6 +15,11 @@ struct JobPlan {
 
 // This process's executable (to start jobs of the same build).
 std::string self_executable();
+
+// In a campaign process just forked from `parent`: it gets SIGTERM when the
+// parent dies, so a scheduler that kills `assay fuzz` does not leave its
+// campaigns running (they keep their summary file up to date).
+void die_with_parent(pid_t parent);
 
 // Starts every job at once, waits for all; their exit codes in order
 // (-signal for a job killed by a signal).
