@@ -139,7 +139,6 @@ int run_one(const uint8_t* data, size_t size) {
       // The device's memory is shared: the failure is kept as found, not lost.
       f.shrink_seconds = cp.elapsed() - s0;
       key = *c;
-      f.smallest.dims = {c->m, c->n, c->k};
       f.explanation = fmt::format("not shrunk: {}\n", e.what());
     }
   }

@@ -208,32 +208,32 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   };
   // With --batch, small cases wait here and run as one batch (a worker then
   // makes a round of calls per message exchange); others run on their own.
-  std::vector<std::pair<int64_t, Case>> batch;
+  std::vector<int64_t> batch_index;  // journal indices of batch_cases
+  std::vector<Case> batch_cases;
   auto run_batch = [&] {
-    if (batch.empty()) return;
-    for (auto& [i, c] : batch)
-      if (opt.journal) opt.journal->case_started(spec_key, i, c);
+    if (batch_cases.empty()) return;
+    if (opt.journal)
+      for (size_t j = 0; j < batch_cases.size(); ++j) opt.journal->case_started(spec_key, batch_index[j], batch_cases[j]);
     std::vector<CaseOutcome> outcomes;
-    std::vector<Case> cases;
-    for (auto& [i, c] : batch) cases.push_back(c);
     try {
-      outcomes = run_cases(backend, *runner, cases, exec);
+      outcomes = run_cases(backend, *runner, batch_cases, exec);
     } catch (const OutOfMemory&) {
-      outcomes.clear();
-    }
-    for (size_t j = 0; j < batch.size(); ++j) {
-      auto& [i, c] = batch[j];
-      if (!outcomes.empty()) {
-        record(i, c, outcomes[j]);
-        continue;
+      // Several cases at once did not fit: each on its own (a single case is
+      // simply skipped, not tried again).
+      for (size_t j = 0; j < batch_cases.size(); ++j) {
+        if (batch_cases.size() == 1) {
+          skip_out_of_memory(batch_cases[j]);
+          continue;
+        }
+        try {
+          record(batch_index[j], batch_cases[j], run_case(backend, *runner, batch_cases[j], exec));
+        } catch (const OutOfMemory&) {
+          skip_out_of_memory(batch_cases[j]);
+        }
       }
-      try {  // the batch did not fit at once: each on its own
-        record(i, c, run_case(backend, *runner, c, exec));
-      } catch (const OutOfMemory&) {
-        skip_out_of_memory(c);
-      }
     }
-    batch.clear();
+    for (size_t j = 0; j < outcomes.size(); ++j) record(batch_index[j], batch_cases[j], outcomes[j]);
+    batch_index.clear(), batch_cases.clear();
   };
   for (int64_t slot = 0; slot < max_cases && !stop; ++slot) {
     const int64_t i = slot - corpus_size;  // negative: a corpus case
@@ -259,8 +259,8 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     }
     const bool small = isolate && opt.batch > 1 && gemm::work(*c) <= kBatchWork;
     if (!small) run_batch();
-    batch.emplace_back(i, std::move(*c));
-    if (!small || batch.size() >= opt.batch) run_batch();
+    batch_index.push_back(i), batch_cases.push_back(std::move(*c));
+    if (!small || batch_cases.size() >= opt.batch) run_batch();
   }
   run_batch();
   runner.reset();  // the worker lets go of the case buffers before anything else runs

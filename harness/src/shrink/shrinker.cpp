@@ -82,7 +82,7 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
   r.shrunk = best, r.outcome = best_outcome, r.attempts = s.attempts();
   // Re-run three times: a failure that does not always come back is flaky.
   // Past the time limit (a huge case takes seconds), once, and no notes.
-  const bool late = s.exhausted() && s.attempts() < max_attempts;
+  const bool late = s.out_of_time();
   for (r.reruns = 0; r.reruns < (late ? 1 : 3); ++r.reruns) r.reproduced += probe(best).verdict == original.verdict;
   r.flaky = r.reproduced < r.reruns;
   // Which properties matter: the neighbours of each dimension that pass.

@@ -22,7 +22,8 @@ class Trials {
   // fails with the target verdict (its outcome is then last()).
   bool still_fails(const Case& c);
   int attempts() const { return attempts_; }
-  bool exhausted() const { return attempts_ >= max_attempts_ || std::chrono::steady_clock::now() > deadline_; }
+  bool out_of_time() const { return std::chrono::steady_clock::now() > deadline_; }
+  bool exhausted() const { return attempts_ >= max_attempts_ || out_of_time(); }
   const CaseOutcome& last() const { return last_; }
 
  private:
