@@ -3,7 +3,9 @@
 //   minimal:  fill A and B, one candidate call, FP64 reference and bound,
 //             read C back, compare, synchronize: what a bare checker does;
 //   assay:    run_case with every guard (poison, canaries, snapshots, three
-//             calls, stale/cached/repeat checks), in process and in a worker.
+//             calls, stale/cached/repeat checks), in process and in a worker;
+//             for small cases also planned (run_cases), as the gate runs them
+//             with a worker: one case, then kBatchCases, per exchange.
 // For large cases it also times the candidate alone and the reference alone
 // (after a synchronize), so the report can state the overhead.
 //
@@ -148,18 +150,18 @@ int main(int argc, char** argv) {
       : std::vector<Size>{{"tiny (32^3)", 32}, {"tiny (64^3)", 64}, {"medium (160^3)", 160}};
   std::string table = fmt::format(
       "kernel: {} ({}), {} s per measurement\n\n"
-      "| shape | minimal cases/s | assay in process | assay worker | worker / in process | in process, batches "
-      "| worker, batches | worker, batches / in process | worker, batches / in process, batches |\n"
-      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", spec.name, name(kind), seconds);
+      "| shape | minimal cases/s | assay in process | worker, call by call | worker, planned, 1 case per exchange "
+      "| worker, planned, {} per exchange | **worker (as the gate runs it) / in process** | in process, planned |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- |\n", spec.name, name(kind), seconds, kBatchCases);
   std::string overhead, profile;
   for (const Size& size : sizes) {
     Minimal minimal(*be, square(spec, size.s, 1));
     auto case_at = [&](uint64_t i) { return square(spec, size.s, 1000 + i); };
-    // As the gate runs small cases with `--batch 16`: kBatchCases at once.
-    const bool batched = double(size.s) * size.s * size.s <= kBatchWork;
-    auto batch_at = [&](Runner& runner, uint64_t first) {
+    // As the gate runs small cases with a worker: planned, kBatchCases per exchange.
+    const bool planned = plannable(case_at(0));
+    auto planned_at = [&](Runner& runner, uint64_t first, size_t count) {
       std::vector<Case> cases;
-      for (size_t j = 0; j < kBatchCases; ++j) cases.push_back(case_at(first + j));
+      for (size_t j = 0; j < count; ++j) cases.push_back(case_at(first + j));
       for (const CaseOutcome& o : run_cases(*be, runner, cases, exec))
         if (o.verdict != Verdict::pass) return false;
       return true;
@@ -176,18 +178,22 @@ int main(int argc, char** argv) {
     Rate wk = timed(seconds, min_cases,
                     [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
     const WorkerProfile p = worker.profile();
-    Rate in_b, wk_b;  // batches: only where the gate makes them
-    if (batched) {
-      in_b = timed(seconds, min_cases, [&](uint64_t i) { return batch_at(bare_runner, i); }, int(kBatchCases));
+    Rate in_p, wk_1, wk_b;  // planned: only where the gate plans
+    WorkerProfile pb;
+    if (planned) {
+      in_p = timed(seconds, min_cases, [&](uint64_t i) { return planned_at(bare_runner, i, kBatchCases); },
+                   int(kBatchCases));
+      wk_1 = timed(seconds, min_cases, [&](uint64_t i) { return planned_at(worker, i, 1); });
       worker.reset_profile();
-      wk_b = timed(seconds, min_cases, [&](uint64_t i) { return batch_at(worker, i); }, int(kBatchCases));
+      wk_b = timed(seconds, min_cases, [&](uint64_t i) { return planned_at(worker, i, kBatchCases); },
+                   int(kBatchCases));
+      pb = worker.profile();
     }
-    const WorkerProfile pb = worker.profile();
-    auto cell = [&](const Rate& r, const char* format) { return batched ? fmt::format(fmt::runtime(format), r.per_s()) : "–"; };
-    table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {} | {} | {} | {} |\n", size.name, bare.per_s(),
-                         in.per_s(), wk.per_s(), wk.per_s() / in.per_s(), cell(in_b, "{:.1f}"), cell(wk_b, "{:.1f}"),
-                         batched ? fmt::format("**{:.2f}**", wk_b.per_s() / in.per_s()) : "–",
-                         batched ? fmt::format("{:.2f}", wk_b.per_s() / in_b.per_s()) : "–");
+    const Rate& gate_rate = planned ? wk_b : wk;  // what `assay check` does with this case
+    auto cell = [&](const Rate& r) { return planned ? fmt::format("{:.1f}", r.per_s()) : "–"; };
+    table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} ({:.2f}) | {} | {} | **{:.2f}** | {} |\n", size.name,
+                         bare.per_s(), in.per_s(), wk.per_s(), wk.per_s() / in.per_s(), cell(wk_1), cell(wk_b),
+                         gate_rate.per_s() / in.per_s(), cell(in_p));
     // Per call, in microseconds: where the worker's extra time goes.
     const double n = double(std::max(1L, p.calls)), us = 1e6;
     profile += fmt::format(
@@ -198,10 +204,10 @@ int main(int argc, char** argv) {
         us * (in.seconds - in_process.seconds) / std::max(1L, in_process.calls), us * p.before / n,
         us * p.round_trip / n, us * p.run / n, us * p.wait / n, us * p.check / n,
         us * (p.round_trip - p.run - p.wait - p.check) / n, us * (wk.seconds - p.before - p.round_trip) / n);
-    if (batched) {
+    if (planned) {
       const double nb = double(std::max(1L, pb.calls));
       profile += fmt::format(
-          "  - in batches of {}: harness synchronize {:.1f} us, round trip {:.0f} us (assay_run {:.0f}, waiting "
+          "  - planned, {} cases per exchange: harness synchronize {:.1f} us, round trip {:.0f} us (assay_run {:.0f}, waiting "
           "for its work {:.0f}, order check {:.0f}, messages and scheduling {:.0f}), the rest of the case {:.0f} us "
           "per call\n", kBatchCases, us * pb.before / nb, us * pb.round_trip / nb, us * pb.run / nb,
           us * pb.wait / nb, us * pb.check / nb, us * (pb.round_trip - pb.run - pb.wait - pb.check) / nb,
@@ -248,10 +254,46 @@ int main(int argc, char** argv) {
       harness_work();
       after_worker_s += since(t0);
     }
+    // The same after a worker call, but copies only (upload A, read C back):
+    // does work on the copy engines make the GPU take turns as kernels do?
+    std::vector<std::byte> host_a(m.buf[0].bytes), host_c(m.buf[2].bytes);
+    auto harness_copies = [&] {
+      be->upload(m.buf[0], host_a.data());
+      be->download(m.buf[2], host_c.data());
+      return be->synchronize().empty();
+    };
+    Rate copies_after_harness = timed(1, 200, [&](uint64_t) { return harness_copies(); });
+    double copies_after_worker_s = 0;
+    for (int i = 0; i < n; ++i) {
+      worker.run(m.call(), 10);
+      auto t0 = Clock::now();
+      harness_copies();
+      copies_after_worker_s += since(t0);
+    }
+    // And the other way: the worker's wait for its call's work, after the
+    // harness's fill (kernels) or after copies only.
+    auto worker_wait_after = [&](auto&& step) {
+      worker.reset_profile();
+      auto t0 = Clock::now();
+      for (int i = 0; i < n; ++i) {
+        step();
+        worker.run(m.call(), 10);
+      }
+      const double loop = since(t0) / n;
+      return std::pair{1e6 * worker.profile().wait / n, 1e6 * loop};
+    };
+    auto [wait_fill, loop_fill] = worker_wait_after(harness_work);
+    auto [wait_copies, loop_copies] = worker_wait_after(harness_copies);
     turns = fmt::format(
         "\nTaking turns on the GPU: a fill and synchronize of the harness takes {:.0f} us after other harness "
-        "work ({:.0f} times), {:.0f} us right after a worker call ({} times).\n",
-        1e6 / after_harness.per_s(), after_harness.cases, 1e6 * after_worker_s / n, n);
+        "work ({:.0f} times), {:.0f} us right after a worker call ({} times).\n"
+        "Copies only (upload A, download C, synchronize): {:.0f} us after other harness work, {:.0f} us right "
+        "after a worker call.\n"
+        "The worker's wait for its call's work: {:.0f} us after a harness fill (loop {:.0f} us per call), {:.0f} us "
+        "after harness copies only (loop {:.0f} us per call).\n",
+        1e6 / after_harness.per_s(), after_harness.cases, 1e6 * after_worker_s / n, n,
+        1e6 / copies_after_harness.per_s(), 1e6 * copies_after_worker_s / n, wait_fill, loop_fill, wait_copies,
+        loop_copies);
   }
   std::string report = table + "\n" + overhead + "\nPer call (microseconds):\n\n" + profile + turns;
   std::fputs(report.c_str(), stdout);

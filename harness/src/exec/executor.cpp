@@ -11,6 +11,7 @@
 #include "exec/call_frame.h"
 #include "exec/guarded_tensor.h"
 #include "exec/patterns.h"
+#include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
 #include "ops/gemm/gemm_reference.h"
 #include "ops/gemm/gemm_tolerance.h"
@@ -22,61 +23,102 @@ using Image = std::vector<std::byte>;
 
 class CaseRun {
  public:
-  CaseRun(Backend& be, const Case& c, const ExecOptions& opt) : be_(be), c_(c), opt_(opt) {
+  // planned: every call is set up front (plan()), its inputs staged where
+  // the candidate's process copies them from; otherwise one call at a time.
+  CaseRun(Backend& be, const Case& c, const ExecOptions& opt, bool planned) : be_(be), c_(c), opt_(opt) {
     auto geoms = gemm::tensors(c);
     for (int i = 0; i < 3; ++i) t_[i] = std::make_unique<GuardedTensor>(be, geoms[i]);
     if (gemm::reads_c0(c)) c0_ = std::make_unique<GuardedTensor>(be, geoms[gemm::C]);
+    if (planned) {
+      for (int i = 0; i < 3; ++i) {
+        staged_[i] = std::make_unique<GuardedTensor>(be, geoms[i]);
+        staged_snapshots_[i] = be.allocate(t_[i]->buffer().bytes);
+      }
+      for (int k = 0; k < calls(); ++k)
+        for (int i = 0; i < 3; ++i) captures_[k][i] = be.allocate(t_[i]->buffer().bytes);
+    }
   }
   ~CaseRun() {
     for (auto& b : snapshots_)
       if (b.data) be_.release(b);
+    for (auto& b : staged_snapshots_)
+      if (b.data) be_.release(b);
+    for (auto& call : captures_)
+      for (auto& b : call)
+        if (b.data) be_.release(b);
   }
+  int calls() const { return opt_.deterministic ? 3 : 2; }
+  double timeout() const { return opt_.timeout_s > 0 ? opt_.timeout_s : gemm::default_timeout(c_, be_.kind()); }
 
-  // Sets up the next candidate call (its inputs drawn, snapshots taken);
-  // false once the case is decided.
+  // One call at a time: sets up the next call (its inputs drawn, snapshots
+  // taken); false once the case is decided. Then judge() how it ended.
   bool next_call() {
-    if (done_ || call_ == (opt_.deterministic ? 3 : 2)) return false;
+    if (done_ || call_ == calls()) return false;
     ++call_;
-    if (call_ == 1) draw(c_.seed);  // fresh memory, nothing computed yet anywhere
-    if (call_ == 2) draw(seed2());  // fresh inputs in the same buffers
-    if (call_ == 3) paint_output(seed2());  // the same inputs again: the output must come back bit for bit
+    if (call_ == 1) draw(t_, c_.seed);  // fresh memory, nothing computed yet anywhere
+    if (call_ == 2) draw(t_, seed2());  // fresh inputs in the same buffers
+    if (call_ == 3) paint_output(*t_[gemm::C], seed2());  // the same inputs again: the output must come back bit for bit
     for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
-    std::byte* data[3] = {t_[0]->data(), t_[1]->data(), t_[2]->data()};
-    frame_ = std::make_unique<GemmCallFrame>(be_, std::array{t_[0]->geom(), t_[1]->geom(), t_[2]->geom()}, data,
-                                             c_.alpha, c_.beta);
+    make_frame();
     return true;
   }
   const assay_call& call() const { return frame_->call; }
-  double timeout() const { return opt_.timeout_s > 0 ? opt_.timeout_s : gemm::default_timeout(c_, be_.kind()); }
-
-  // Judges the call next_call() set up, given how it ended.
   void judge(const RunStatus& status) {
-    Image& out = outputs_[call_ - 1];
-    const uint64_t seed = call_ == 1 ? c_.seed : seed2();
-    if (!check_call(call_, seed, status, out, call_ == 2 ? &outputs_[0] : nullptr,
-                    call_ == 3 ? &outputs_[1] : nullptr)) {
-      done_ = true;
-      return;
-    }
-    if (call_ == 3)
-      if (auto at = t_[gemm::C]->first_element_change(outputs_[1], out))
-        done_ = !fail(outcome_, 3, Verdict::nondeterministic,
-                      fmt::format("repeat call changed output bytes (first at element byte {})", *at - kGuardBytes));
+    if (done_) return;
+    Buffer handed[3], left[3];
+    for (int i = 0; i < 3; ++i) handed[i] = snapshot(i), left[i] = t_[i]->buffer();
+    judge_call(status, handed, left);
   }
+
+  // Planned: every call's step. Call 1's inputs are drawn in place; calls 2
+  // and 3 take theirs from the staged copies, which the candidate's process
+  // puts in place right after the call before, having first captured what
+  // that call left. So a case's calls follow each other there directly, as
+  // one at a time, but with nothing of the harness's in between.
+  std::vector<CallStep> plan() {
+    draw(t_, c_.seed);
+    for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
+    draw(staged_, seed2());  // call 3 repaints C as call 2 found it: the same staged C
+    for (int i = 0; i < 3; ++i) be_.copy(staged_snapshots_[i], staged_[i]->buffer());
+    make_frame();
+    std::vector<CallStep> steps(static_cast<size_t>(calls()));
+    for (int k = 0; k < calls(); ++k) {
+      steps[k] = CallStep{&frame_->call, timeout(), {}};
+      for (int i = 0; i < 3; ++i) steps[k].copies.push_back({captures_[k][i], t_[i]->buffer()});
+      for (int i = 0; i < 3; ++i)
+        if (k + 1 < calls() && (k == 0 || i == gemm::C))
+          steps[k].copies.push_back({t_[i]->buffer(), staged_[i]->buffer()});
+    }
+    return steps;
+  }
+  // Planned: judges the next call, given how it ended.
+  void judge_planned(const RunStatus& status) {
+    if (done_ || call_ == calls()) return;
+    const int k = call_++;
+    Buffer handed[3], left[3];
+    for (int i = 0; i < 3; ++i)
+      handed[i] = k == 0 ? snapshot(i) : staged_snapshots_[i], left[i] = captures_[k][i];
+    judge_call(status, handed, left);
+  }
+
   CaseOutcome& outcome() { return outcome_; }
 
  private:
   uint64_t seed2() const { return mix64(c_.seed ^ 0x5eed0002ull); }
-  void draw(uint64_t seed) {
+  void make_frame() {
+    std::byte* data[3] = {t_[0]->data(), t_[1]->data(), t_[2]->data()};
+    frame_ = std::make_unique<GemmCallFrame>(be_, std::array{t_[0]->geom(), t_[1]->geom(), t_[2]->geom()}, data,
+                                             c_.alpha, c_.beta);
+  }
+  void draw(std::unique_ptr<GuardedTensor> (&t)[3], uint64_t seed) {
     for (int i : {gemm::A, gemm::B}) {
-      t_[i]->paint_canary();
-      be_.fill_tensor(t_[i]->buffer(), shifted(i), gemm::recipe_params(c_, gemm::Operand(i)), seed, i);
+      t[i]->paint_canary();
+      be_.fill_tensor(t[i]->buffer(), shifted(i), gemm::recipe_params(c_, gemm::Operand(i)), seed, i);
     }
-    paint_output(seed);
+    paint_output(*t[gemm::C], seed);
   }
   // C holds C0 when beta != 0, otherwise the poison pattern.
-  void paint_output(uint64_t seed) {
-    GuardedTensor& t = *t_[gemm::C];
+  void paint_output(GuardedTensor& t, uint64_t seed) {
     t.paint_canary();
     if (gemm::reads_c0(c_))
       be_.fill_tensor(t.buffer(), shifted(gemm::C), gemm::recipe_params(c_, gemm::C), seed, gemm::C);
@@ -90,6 +132,22 @@ class CaseRun {
     return g;
   }
 
+  // Call call_ ended with `status`; handed: each buffer as the candidate got
+  // it, left: as the call left it.
+  void judge_call(const RunStatus& status, const Buffer (&handed)[3], const Buffer (&left)[3]) {
+    Image& out = outputs_[call_ - 1];
+    const uint64_t seed = call_ == 1 ? c_.seed : seed2();
+    if (!check_call(call_, seed, status, handed, left, out, call_ == 2 ? &outputs_[0] : nullptr,
+                    call_ == 3 ? &outputs_[1] : nullptr)) {
+      done_ = true;
+      return;
+    }
+    if (call_ == 3)
+      if (auto at = t_[gemm::C]->first_element_change(outputs_[1], out))
+        done_ = !fail(outcome_, 3, Verdict::nondeterministic,
+                      fmt::format("repeat call changed output bytes (first at element byte {})", *at - kGuardBytes));
+  }
+
   // Records the failure; returns false so callers can `return fail(...)`.
   static bool fail(CaseOutcome& out, int call, Verdict v, std::string detail) {
     out.verdict = v, out.call = call, out.detail = std::move(detail);
@@ -97,12 +155,12 @@ class CaseRun {
   }
 
   // The checks of one candidate call; false when it failed (out filled).
-  // Inputs are compared with device-side snapshots (no download of what may
-  // be many GiB); only C comes back to the host. `repeat_of`: the output of
-  // an earlier call on the same inputs that passed; the same bits pass again
-  // without a second reference.
-  bool check_call(int call, uint64_t seed, const RunStatus& status, Image& c_after,
-                  const Image* previous_out = nullptr, const Image* repeat_of = nullptr) {
+  // Inputs are compared with their copies as handed, where the data lives
+  // (no download of what may be many GiB); only C comes back to the host.
+  // `repeat_of`: the output of an earlier call on the same inputs that
+  // passed; the same bits pass again without a second reference.
+  bool check_call(int call, uint64_t seed, const RunStatus& status, const Buffer (&handed)[3],
+                  const Buffer (&left)[3], Image& c_after, const Image* previous_out, const Image* repeat_of) {
     CaseOutcome& out = outcome_;
     if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
     if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
@@ -117,39 +175,40 @@ class CaseRun {
       return fail(out, call, Verdict::kernel_error, fmt::format("assay_run returned {}", status.code));
 
     const char* names[3] = {"A", "B", "C"};
-    c_after = t_[gemm::C]->download();
+    c_after = download(left[gemm::C]);
     for (int i = 0; i < 3; ++i) {
-      if (i < 2 && !be_.first_difference(snapshot(i), t_[i]->buffer())) continue;
-      Image after_i = i < 2 ? t_[i]->download() : Image{};
+      if (i < 2 && !be_.first_difference(handed[i], left[i])) continue;
+      Image after_i = i < 2 ? download(left[i]) : Image{};
       const Image& after = i < 2 ? after_i : c_after;
       if (auto at = t_[i]->first_damage(after))
         return fail(out, call, Verdict::out_of_bounds_write,
                     fmt::format("{} byte {} outside its elements was overwritten ({} guard)", names[i],
                                 int64_t(*at) - int64_t(kGuardBytes), *at < kGuardBytes ? "before" : "after/padding"));
       if (i == 2) continue;
-      if (auto at = t_[i]->first_element_change(download(snapshot(i)), after))
+      if (auto at = t_[i]->first_element_change(download(handed[i]), after))
         return fail(out, call, Verdict::input_modified,
                     fmt::format("input {} changed (first at element byte {})", names[i], *at - kGuardBytes));
     }
     if (repeat_of && c_after == *repeat_of) return true;
 
-    // Only now the reference: C0 redrawn into scratch memory the kernel never saw.
+    // Only now the reference, from the inputs as handed (checked unchanged
+    // above), with C0 redrawn into scratch memory the kernel never saw.
     const std::byte* c0 = nullptr;
     if (c0_) {
       c0_->paint_canary();
       be_.fill_tensor(c0_->buffer(), shifted(gemm::C), gemm::recipe_params(c_, gemm::C), seed, gemm::C);
       c0 = c0_->data();
     }
-    auto ref = gemm::reference(be_, c_, t_[gemm::A]->data(), t_[gemm::B]->data(), c0);
+    auto ref = gemm::reference(be_, c_, handed[gemm::A].data + kGuardBytes, handed[gemm::B].data + kGuardBytes, c0);
     Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type), opt_.subnormals);
     out.stats = compare(tol, t_[gemm::C]->geom(), GuardedTensor::data_in(c_after), ref.ref.data(), ref.bound.data(),
                         ref.terms.data());
     if (call == 1 && opt_.keep_tensors)
-      out.tensors = CaseTensors{t_[gemm::A]->download(), t_[gemm::B]->download(), download(snapshot(gemm::C)),
-                                c_after, ref.ref, ref.bound};
+      out.tensors = CaseTensors{download(left[gemm::A]), download(left[gemm::B]), download(handed[gemm::C]), c_after,
+                                ref.ref, ref.bound};
     Verdict v = verdict_of(out.stats);
     if (v == Verdict::pass) return true;
-    if (call >= 2) v = classify_repeat(v, out.stats, download(snapshot(gemm::C)), c_after, previous_out);
+    if (call >= 2) v = classify_repeat(v, out.stats, download(handed[gemm::C]), c_after, previous_out);
     return fail(out, call, v, summary(out.stats));
   }
 
@@ -198,8 +257,13 @@ class CaseRun {
   const Case& c_;
   const ExecOptions& opt_;
   std::unique_ptr<GuardedTensor> t_[3], c0_;
-  Buffer snapshots_[3];  // each buffer as it was handed to the candidate
-  int call_ = 0;         // the call set up last (1..3)
+  Buffer snapshots_[3];  // each buffer as it was handed to the candidate (planned: for call 1)
+  std::unique_ptr<GuardedTensor> staged_[3];  // planned: the inputs of calls 2 and 3
+  // planned: the same, as handed: the candidate's process maps the staged
+  // copies to copy them, never these, which the reference and checks read.
+  Buffer staged_snapshots_[3];
+  Buffer captures_[3][3];                     // planned: each buffer as each call left it
+  int call_ = 0;         // the call set up (one at a time) or judged (planned) last (1..3)
   bool done_ = false;    // a call failed: the case is decided
   Image outputs_[3];     // C after each call
   std::unique_ptr<GemmCallFrame> frame_;
@@ -208,9 +272,11 @@ class CaseRun {
 
 }  // namespace
 
+bool plannable(const Case& c) { return gemm::work(c) <= double(1 << 24) && gemm::case_bytes(c) <= double(1 << 20); }
+
 CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
   auto start = std::chrono::steady_clock::now();
-  CaseRun run(backend, c, opt);
+  CaseRun run(backend, c, opt, false);
   while (run.next_call()) run.judge(runner.run(run.call(), run.timeout()));
   CaseOutcome out = std::move(run.outcome());
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -222,28 +288,21 @@ std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<c
   if (cases.empty()) return {};
   auto start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<CaseRun>> runs;  // every case's buffers first: OutOfMemory before any call
-  for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(backend, c, opt));
-  // One round per call number: call 1 of every case, then call 2 of those
-  // still undecided, ... Every other round runs backwards, so the last case's
-  // call 2 directly follows its call 1 in the candidate's process, as every
-  // case's does one at a time: a candidate that keeps only its last call's
-  // answer (a one-entry cache) meets the case it can fool.
-  for (bool backwards = false;; backwards = !backwards) {
-    std::vector<CaseRun*> round;
-    for (auto& r : runs)
-      if (r->next_call()) round.push_back(r.get());
-    if (round.empty()) break;
-    if (backwards) std::reverse(round.begin(), round.end());
-    for (size_t done = 0; done < round.size();) {
-      std::vector<const assay_call*> calls;
-      std::vector<double> timeouts;
-      for (size_t j = done; j < round.size(); ++j) calls.push_back(&round[j]->call()), timeouts.push_back(round[j]->timeout());
-      std::vector<RunStatus> status;
-      runner.run_batch(calls, timeouts, status);  // after a crash or hang: the rest again, in a fresh worker
-      if (status.empty()) throw InfraError("the runner made none of a round's calls");
-      for (size_t j = 0; j < status.size(); ++j) round[done + j]->judge(status[j]);
-      done += status.size();
-    }
+  for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(backend, c, opt, true));
+  std::vector<CallStep> steps;
+  std::vector<size_t> case_of;  // steps[i] is a call of runs[case_of[i]]
+  for (size_t j = 0; j < runs.size(); ++j)
+    for (CallStep& s : runs[j]->plan()) steps.push_back(std::move(s)), case_of.push_back(j);
+  for (size_t done = 0; done < steps.size();) {
+    std::vector<RunStatus> status;
+    runner.run_steps(backend, std::span(steps).subspan(done), status);  // stops after a crash or hang
+    if (status.empty()) throw InfraError("the runner made none of the calls");
+    for (const RunStatus& s : status) runs[case_of[done++]]->judge_planned(s);
+    // A crash or hang decides its case, and the copies that set up the
+    // case's next call were not made: go on with the next case.
+    const RunEnd last = status.back().end;
+    if (last == RunEnd::crashed || last == RunEnd::timed_out)
+      while (done < steps.size() && case_of[done] == case_of[done - 1]) ++done;
   }
   const double each = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs.size();
   std::vector<CaseOutcome> outcomes;
@@ -252,6 +311,11 @@ std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<c
     outcomes.back().seconds = each;
   }
   return outcomes;
+}
+
+CaseOutcome run_case_planned(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
+  if (!plannable(c)) return run_case(backend, runner, c, opt);
+  return std::move(run_cases(backend, runner, std::span(&c, 1), opt).front());
 }
 
 }  // namespace assay

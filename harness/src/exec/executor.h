@@ -3,8 +3,12 @@
 //           reference is computed only after the candidate ran;
 //   call 2: freshly drawn inputs in the same buffers (stale or cached answers);
 //   call 3: a bitwise repeat of call 2 when the spec says deterministic.
-// run_cases does the same for several small cases at once, call by call, so
-// that a worker makes a round of calls per message exchange.
+// run_case sets up each call after judging the one before. run_cases plans
+// small cases whole: the later calls' inputs are staged up front, and the
+// candidate's process captures what each call left and puts the next call's
+// inputs in place itself. A worker then makes all the calls of several
+// cases in one exchange, in the order one at a time makes them, and on a
+// GPU the two processes take turns once per exchange instead of twice per call.
 #pragma once
 #include <span>
 #include <string>
@@ -43,14 +47,23 @@ struct CaseOutcome {
   CaseTensors tensors;   // only with keep_tensors
 };
 
+// Cases small enough to plan: their copies cost less than the turns they
+// save (up to 2^24 multiply-adds and 1 MiB of tensors).
+bool plannable(const Case& c);
+
 // Throws InfraError when the backend cannot hold the case or breaks.
 CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
 
 // The outcomes of run_case for each case, in order, with every case's
-// buffers held at once (keep them small): calls 1 of all cases go to the
-// runner as one batch, then calls 2 of those still undecided, and so on.
-// A case's seconds are an equal share of the whole.
+// buffers held at once, seven copies of each tensor (keep them small). Every
+// call is made even after an earlier call of its case failed (the outcome is
+// the first failure's); a crash or hang ends its case. A case's seconds are an
+// equal share of the whole.
 std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<const Case> cases,
                                    const ExecOptions& opt);
+
+// run_cases of the one case where it is plannable, run_case otherwise: with a
+// worker, a small case's calls take one exchange.
+CaseOutcome run_case_planned(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
 
 }  // namespace assay

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "assay/abi.h"
+#include "backend/backend.h"
 
 namespace assay {
 
@@ -25,21 +26,32 @@ struct RunStatus {
   std::string failure;  // what went wrong when it did not return normally
 };
 
+// A whole buffer copied onto another of the same size.
+struct BufferCopy {
+  Buffer dst, src;
+};
+
+// One call and the copies made once its work has finished (unless it crashed
+// or hung): captures of what it left, the next call's inputs.
+struct CallStep {
+  const assay_call* call = nullptr;
+  double timeout_s = 0;
+  std::vector<BufferCopy> copies;
+};
+
 class Runner {
  public:
   virtual ~Runner() = default;
   // timeout_s: how long the call may take before it counts as a hang
   // (only a runner with its own process can enforce it).
   virtual RunStatus run(const assay_call& call, double timeout_s) = 0;
-  // Several calls, in order, as one round: a worker answers them back to
-  // back, so what a round costs beyond its calls (two processes taking turns
-  // on the GPU, waking each other) is paid once, not per call. Appends one
-  // status per call it made; it may stop after a call that ended the worker
-  // (crash, hang), and the caller submits the rest again.
-  virtual void run_batch(std::span<const assay_call* const> calls, std::span<const double> timeouts_s,
-                         std::vector<RunStatus>& out) {
-    for (size_t i = 0; i < calls.size(); ++i) out.push_back(run(*calls[i], timeouts_s[i]));
-  }
+  // Several calls, in order, each followed by its copies, as one exchange:
+  // a worker makes them back to back, so what an exchange costs beyond its
+  // calls (two processes taking turns on the GPU, waking each other) is paid
+  // once, not per call. Appends one status per call it made; it stops after a
+  // call that ended the worker (crash, hang), and the caller submits the rest
+  // again. In process, the backend makes the copies.
+  virtual void run_steps(Backend& backend, std::span<const CallStep> steps, std::vector<RunStatus>& out);
 };
 
 class InProcessRunner final : public Runner {

@@ -13,7 +13,7 @@ bool send_message(int sock, const void* data, size_t len, const int* fds, int nf
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxTensors)] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxBuffers)] = {};
   if (nfds > 0) {
     msg.msg_control = control;
     msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
@@ -34,7 +34,7 @@ bool recv_message(int sock, void* data, size_t len, int* fds, int max_fds, int* 
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxTensors)] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxBuffers)] = {};
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
   ssize_t n;

@@ -10,6 +10,9 @@
 namespace assay::wire {
 
 inline constexpr int kMaxTensors = 4, kMaxScalars = 8, kMaxDims = 4;
+// A call's buffers: its tensors' and those its copies name (captures, the
+// next call's inputs).
+inline constexpr int kMaxBuffers = 12, kMaxCopies = 8;
 
 struct Tensor {
   int32_t ndim = 0;
@@ -22,16 +25,28 @@ struct Tensor {
   uint64_t data_offset = 0;  // DLTensor.data minus the buffer's start
 };
 
+// One whole buffer copied onto another of the same size, in the worker.
+struct Copy {
+  int32_t dst = 0, src = 0;  // buffer indices
+};
+
 struct CallRequest {
   char op[16] = {};
   int32_t num_inputs = 0, num_outputs = 0, num_scalars = 0, num_buffers = 0;
   double scalars[kMaxScalars] = {};
   Tensor tensors[kMaxTensors];  // inputs, then outputs
-  uint64_t buffer_bytes[kMaxTensors] = {};
+  uint64_t buffer_bytes[kMaxBuffers] = {};
   // cuda: buffers travel as CUDA IPC handles, keyed by the allocation's id
   // (the worker maps each id once and keeps it); host: as the passed fds.
-  uint64_t buffer_ids[kMaxTensors] = {};
-  unsigned char ipc_handles[kMaxTensors][64] = {};
+  uint64_t buffer_ids[kMaxBuffers] = {};
+  unsigned char ipc_handles[kMaxBuffers][64] = {};
+  // Done in order once the call's work has finished and been checked, unless
+  // the call cost the worker its context: what the call left, copied where
+  // the harness reads it, then the next call's inputs put in place. A case's
+  // calls thus follow each other in the worker with no turn of the harness's
+  // on the GPU between them (exec/executor.h).
+  int32_t num_copies = 0;
+  Copy copies[kMaxCopies];
 };
 
 // How a call ended, as the worker saw it.

@@ -154,9 +154,9 @@ RunStatus WorkerRunner::reap(const char* during) {
 }
 
 RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
-  const assay_call* calls[1] = {&call};
+  const CallStep step{&call, timeout_s, {}};
   std::vector<RunStatus> out;
-  run_batch(calls, std::span<const double>(&timeout_s, 1), out);
+  run_steps(backend_, std::span<const CallStep>(&step, 1), out);
   return out.front();
 }
 
@@ -165,26 +165,26 @@ RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
 // messages by default) can fill while the other waits on it.
 constexpr size_t kRequestsAhead = 4;
 
-void WorkerRunner::run_batch(std::span<const assay_call* const> calls, std::span<const double> timeouts_s,
-                             std::vector<RunStatus>& out) {
-  if (calls.empty()) return;
+void WorkerRunner::run_steps(Backend&, std::span<const CallStep> steps, std::vector<RunStatus>& out) {
+  if (steps.empty()) return;
   if (pid_ < 0) {
     if (std::string why = start(); !why.empty()) return out.push_back(RunStatus{RunEnd::crashed, 0, why});
   }
   struct Request {
     wire::CallRequest req;
-    int fds[wire::kMaxTensors];
+    int fds[wire::kMaxBuffers];
   };
-  std::vector<Request> requests(calls.size());
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const assay_call& call = *calls[i];
+  std::vector<Request> requests(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const assay_call& call = *steps[i].call;
     wire::CallRequest& req = requests[i].req;
     std::snprintf(req.op, sizeof req.op, "%s", call.op);
     req.num_inputs = call.num_inputs, req.num_outputs = call.num_outputs, req.num_scalars = call.num_scalars;
-    if (call.num_inputs + call.num_outputs > wire::kMaxTensors || call.num_scalars > wire::kMaxScalars)
+    if (call.num_inputs + call.num_outputs > wire::kMaxTensors || call.num_scalars > wire::kMaxScalars ||
+        steps[i].copies.size() > size_t(wire::kMaxCopies))
       throw InfraError("call too large for the worker protocol");
     std::copy(call.scalars, call.scalars + call.num_scalars, req.scalars);
-    describe_buffers(call, req, requests[i].fds);
+    describe_buffers(steps[i], req, requests[i].fds);
   }
   // The harness's fills and copies must be done before another process reads them.
   using Clock = std::chrono::steady_clock;
@@ -199,16 +199,16 @@ void WorkerRunner::run_batch(std::span<const assay_call* const> calls, std::span
     if (!wire::send_message(sock_, &r.req, sizeof r.req, r.fds, host ? r.req.num_buffers : 0)) broken = true;
     else ++sent;
   };
-  while (!broken && sent < calls.size() && sent < kRequestsAhead) send_next();
+  while (!broken && sent < steps.size() && sent < kRequestsAhead) send_next();
   const auto seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   const size_t first = out.size();
   for (size_t i = 0; i < sent; ++i) {
     // Call i starts when the worker has answered call i - 1.
-    RunStatus s = await_reply(timeouts_s[i]);
+    RunStatus s = await_reply(steps[i].timeout_s);
     const bool worker_gone = s.end == RunEnd::crashed || s.end == RunEnd::timed_out;
     out.push_back(std::move(s));
     if (worker_gone) break;  // the calls after it were not made
-    if (!broken && sent < calls.size()) send_next();
+    if (!broken && sent < steps.size()) send_next();
   }
   if (out.size() == first) out.push_back(reap("the call"));  // not even the first request went out
   profile_.calls += long(out.size() - first), profile_.before += seconds(t0, t1);
@@ -240,30 +240,39 @@ RunStatus WorkerRunner::await_reply(double timeout_s) {
   return RunStatus{RunEnd::crashed, reply.code, message};
 }
 
-void WorkerRunner::describe_buffers(const assay_call& call, wire::CallRequest& req, int* fds) {
-  uint64_t keys[wire::kMaxTensors];  // fd or allocation id: one entry per distinct buffer
+void WorkerRunner::describe_buffers(const CallStep& step, wire::CallRequest& req, int* fds) {
+  uint64_t keys[wire::kMaxBuffers];  // fd or allocation id: one entry per distinct buffer
+  auto index_of = [&](const Buffer& b) {
+    const uint64_t key = b.fd >= 0 ? uint64_t(b.fd) : b.id;
+    int index = 0;
+    while (index < req.num_buffers && keys[index] != key) ++index;
+    if (index < req.num_buffers) return index;
+    if (index == wire::kMaxBuffers) throw InfraError("a call with too many buffers for the worker protocol");
+    keys[index] = key, fds[index] = b.fd, req.buffer_ids[index] = b.id;
+    req.buffer_bytes[index] = b.bytes;
+    if (b.fd < 0 && !backend_.ipc_handle(b, req.ipc_handles[index]))
+      throw InfraError("this backend cannot share its buffers with a worker");
+    ++req.num_buffers;
+    return index;
+  };
+  const assay_call& call = *step.call;
   for (int i = 0; i < call.num_inputs + call.num_outputs; ++i) {
     const DLTensor& t = i < call.num_inputs ? call.inputs[i] : call.outputs[i - call.num_inputs];
     std::optional<Buffer> owner = backend_.owner_of(t.data);
     if (!owner || t.ndim > wire::kMaxDims) throw InfraError("a tensor of the call is not in a shareable buffer");
-    const uint64_t key = owner->fd >= 0 ? uint64_t(owner->fd) : owner->id;
-    int index = 0;
-    while (index < req.num_buffers && keys[index] != key) ++index;
-    if (index == req.num_buffers) {
-      keys[index] = key, fds[index] = owner->fd, req.buffer_ids[index] = owner->id;
-      req.buffer_bytes[index] = owner->bytes;
-      if (owner->fd < 0 && !backend_.ipc_handle(*owner, req.ipc_handles[index]))
-        throw InfraError("this backend cannot share its buffers with a worker");
-      ++req.num_buffers;
-    }
     wire::Tensor& w = req.tensors[i];
     w.ndim = t.ndim;
     std::copy(t.shape, t.shape + t.ndim, w.shape);
     if (t.strides) std::copy(t.strides, t.strides + t.ndim, w.strides), w.has_strides = 1;
     w.code = t.dtype.code, w.bits = t.dtype.bits, w.lanes = t.dtype.lanes;
     w.byte_offset = t.byte_offset;
-    w.buffer = index;
+    w.buffer = index_of(*owner);
     w.data_offset = uint64_t(static_cast<const std::byte*>(t.data) - owner->data);
+  }
+  for (const BufferCopy& c : step.copies) {
+    if (c.dst.bytes != c.src.bytes) throw InfraError("a copy between buffers of different sizes");
+    wire::Copy& w = req.copies[req.num_copies++];
+    w.dst = index_of(c.dst), w.src = index_of(c.src);
   }
 }
 

@@ -39,8 +39,8 @@ class WorkerRunner final : public Runner {
   WorkerRunner(Backend& backend, WorkerOptions opt);
   ~WorkerRunner() override;
   RunStatus run(const assay_call& call, double timeout_s) override;
-  void run_batch(std::span<const assay_call* const> calls, std::span<const double> timeouts_s,
-                 std::vector<RunStatus>& out) override;
+  // The worker makes the copies; the backend is the one it was made with.
+  void run_steps(Backend& backend, std::span<const CallStep> steps, std::vector<RunStatus>& out) override;
   // Starts the worker now; "" or why the kernel cannot be loaded there.
   std::string warm_up() { return pid_ >= 0 ? std::string{} : start(); }
   // Whether the last start failed on the device (not the kernel's fault).
@@ -54,8 +54,9 @@ class WorkerRunner final : public Runner {
   void stop();
   RunStatus reap(const char* during);  // the worker died: how?
   RunStatus await_reply(double timeout_s);  // the next call's answer, or how the worker ended
-  // The request's buffer table: fds (host) or ids and IPC handles (cuda).
-  void describe_buffers(const assay_call& call, wire::CallRequest& req, int* fds);
+  // The request's buffer table (fds on the host, ids and IPC handles on
+  // cuda), the tensors' places in it and the copies.
+  void describe_buffers(const CallStep& step, wire::CallRequest& req, int* fds);
 
   Backend& backend_;
   WorkerOptions opt_;

@@ -57,6 +57,11 @@ struct Campaign {
   bool merging = false;  // libFuzzer's merge: features only, failures are not this run's business
 
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  // With a worker a small case's calls take one exchange (exec/executor.h).
+  CaseOutcome run(const Case& c) {
+    return opt.isolation == Isolation::worker ? run_case_planned(*backend, *runner, c, exec)
+                                              : run_case(*backend, *runner, c, exec);
+  }
   fs::path kernel_dir() const {
     return opt.job < 0 ? opt.out_dir / spec.name : opt.out_dir / spec.name / fmt::format("job-{}", opt.job);
   }
@@ -95,7 +100,7 @@ int run_one(const uint8_t* data, size_t size) {
   } clock{cp, huge, t0};
   CaseOutcome o;
   try {
-    o = run_case(*cp.backend, *cp.runner, *c, cp.exec);
+    o = cp.run(*c);
   } catch (const OutOfMemory&) {
     // The device's memory is shared (other campaigns, the reference's pool):
     // a case that does not fit now is skipped, as the gate does.
@@ -118,7 +123,7 @@ int run_one(const uint8_t* data, size_t size) {
   f.smallest.dims = {c->m, c->n, c->k};
   if (const int attempts = shrink_attempts_for(o.verdict, cp.opt.isolation == Isolation::worker,
                                                cp.opt.shrink_attempts)) {
-    CaseProbe probe = [&](const Case& x) { return run_case(*cp.backend, *cp.runner, x, cp.exec); };
+    CaseProbe probe = [&](const Case& x) { return cp.run(x); };
     const double s0 = cp.elapsed();
     try {
       // Huge cases cost seconds each: shrinking one failure gets at most a

@@ -192,7 +192,9 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       report.failures.push_back({c, outcome, file, "assay repro " + file.string()});
       const int attempts = shrink_attempts_for(outcome.verdict, isolate, opt.shrink_attempts);
       if (report.failures.size() == 1 && attempts > 0) {
-        CaseProbe probe = [&](const Case& x) { return run_case(backend, *runner, x, exec); };
+        CaseProbe probe = [&](const Case& x) {
+          return isolate ? run_case_planned(backend, *runner, x, exec) : run_case(backend, *runner, x, exec);
+        };
         // Huge cases cost seconds each: at most half the kernel's budget.
         shrink_first_failure(spec, probe, attempts, std::max(10.0, opt.budget_seconds / 2), case_dir, i,
                              report.failures.front());
@@ -206,10 +208,17 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     // pool): a case that does not fit now is skipped, not the whole run.
     ++report.cases_skipped, ++report.skip_reasons[fmt::format("device out of memory ({})", c.origin)];
   };
-  // With --batch, small cases wait here and run as one batch (a worker then
-  // makes a round of calls per message exchange); others run on their own.
+  // With a worker, small cases wait here and run planned, `batch` at a time
+  // (one exchange with the worker for all their calls); others run alone.
   std::vector<int64_t> batch_index;  // journal indices of batch_cases
   std::vector<Case> batch_cases;
+  auto run_alone = [&](int64_t i, const Case& c) {
+    try {
+      record(i, c, run_case(backend, *runner, c, exec));
+    } catch (const OutOfMemory&) {
+      skip_out_of_memory(c);
+    }
+  };
   auto run_batch = [&] {
     if (batch_cases.empty()) return;
     if (opt.journal)
@@ -218,19 +227,8 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
     try {
       outcomes = run_cases(backend, *runner, batch_cases, exec);
     } catch (const OutOfMemory&) {
-      // Several cases at once did not fit: each on its own (a single case is
-      // simply skipped, not tried again).
-      for (size_t j = 0; j < batch_cases.size(); ++j) {
-        if (batch_cases.size() == 1) {
-          skip_out_of_memory(batch_cases[j]);
-          continue;
-        }
-        try {
-          record(batch_index[j], batch_cases[j], run_case(backend, *runner, batch_cases[j], exec));
-        } catch (const OutOfMemory&) {
-          skip_out_of_memory(batch_cases[j]);
-        }
-      }
+      // The batch's copies did not fit: each case alone, with none.
+      for (size_t j = 0; j < batch_cases.size(); ++j) run_alone(batch_index[j], batch_cases[j]);
     }
     for (size_t j = 0; j < outcomes.size(); ++j) record(batch_index[j], batch_cases[j], outcomes[j]);
     batch_index.clear(), batch_cases.clear();
@@ -257,10 +255,14 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       ++report.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend.kind()), c->origin)];
       continue;
     }
-    const bool small = isolate && opt.batch > 1 && gemm::work(*c) <= kBatchWork;
-    if (!small) run_batch();
+    if (!(isolate && plannable(*c))) {
+      run_batch();  // what waits runs first: cases finish in order
+      if (opt.journal) opt.journal->case_started(spec_key, i, *c);
+      run_alone(i, *c);
+      continue;
+    }
     batch_index.push_back(i), batch_cases.push_back(std::move(*c));
-    if (!small || batch_cases.size() >= opt.batch) run_batch();
+    if (batch_cases.size() >= std::max<size_t>(opt.batch, 1)) run_batch();
   }
   run_batch();
   runner.reset();  // the worker lets go of the case buffers before anything else runs

@@ -14,6 +14,12 @@ namespace assay {
 
 enum class Isolation { worker, in_process };
 
+// With a worker, small cases run planned (exec/executor.h, plannable), and
+// GateOptions::batch of them share one exchange with the worker: on a GPU the
+// two processes take turns once per exchange, and a turn costs more than
+// such a case (docs/isolation.md, "Cost").
+inline constexpr size_t kBatchCases = 16;  // GateOptions::batch's default; the speed bench measures it
+
 struct GateOptions {
   Isolation isolation = Isolation::worker;  // host kernels; cuda ones run in process for now
   double timeout_s = 0;                     // per call; 0: scaled with the case's size
@@ -31,19 +37,10 @@ struct GateOptions {
   const struct ResumeState* resume = nullptr;   // cases an interrupted run already finished
   std::string sanitize;                         // compute-sanitizer tool for replays; empty: none
   int sanitize_samples = 2;                     // small passing cases replayed besides the failures
-  size_t batch = 1;                             // small cases per batch with a worker (above); 1: one at a time
+  size_t batch = kBatchCases;                   // small cases per exchange with a worker (above)
 };
 
 inline constexpr int64_t kDefaultRandomCases = 200;
-// With a worker and GateOptions::batch > 1, small cases (up to kBatchWork
-// multiply-adds) run that many at a time (run_cases): on a GPU a worker's
-// round trip costs more than such a case (two processes taking turns), and a
-// batch pays it once. The price: a case's call 2 no longer follows its call 1
-// directly in the candidate's process (only the last case's of each batch
-// does), so a kernel that caches its last answer under a weak key is caught
-// less often. Off by default (docs/isolation.md, "Cost").
-inline constexpr double kBatchWork = double(1 << 24);
-inline constexpr size_t kBatchCases = 16;  // what `--batch` suggests and the speed bench measures
 
 // Work and memory a backend takes on for one case; bigger cases are skipped.
 struct CaseLimits {

@@ -9,9 +9,11 @@ namespace assay {
 
 SmallestFailing smallest_failing(const Spec& spec, const Case& shrunk, Verdict verdict, const CaseProbe& probe,
                                  int max_probes, double max_seconds) {
-  const auto start = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  Clock::duration longest{};  // no probe is started that would end past the limit, judging by this one
   auto out_of_time = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > max_seconds;
+    return std::chrono::duration<double>(Clock::now() + longest - start).count() > max_seconds;
   };
   SmallestFailing r;
   Case base = shrunk;
@@ -31,7 +33,10 @@ SmallestFailing smallest_failing(const Spec& spec, const Case& shrunk, Verdict v
         break;
       }
       ++r.probes;
-      if (probe(x).verdict == verdict) {
+      const auto t0 = Clock::now();
+      const Verdict got = probe(x).verdict;
+      longest = std::max(longest, Clock::now() - t0);
+      if (got == verdict) {
         r.dims[d] = v;
         break;
       }

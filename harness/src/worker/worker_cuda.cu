@@ -122,6 +122,7 @@ class CudaDevice final : public WorkerDevice {
         return wire::CallEnd::fatal;
       }
       message = describe(e);
+      if (std::string failed = copy(req, base, false); !failed.empty()) return message = failed, wire::CallEnd::fatal;
       return wire::CallEnd::device_error;
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -130,10 +131,17 @@ class CudaDevice final : public WorkerDevice {
       message = "the candidate keeps " + std::to_string(kept >> 20) + " MiB of device memory beyond the case's "
                 "buffers after the call (limit " + std::to_string(limit_ >> 20) + " MiB)";
       end = wire::CallEnd::fatal;
-    } else if (staged && outputs_changed(req, base)) {
-      message = "an output changed after the work on the call's stream had finished: the kernel ran work "
-                "outside the stream it was given and did not order it before returning";
-      end = wire::CallEnd::unordered_output;
+    } else {
+      // One wait for the order check and the copies both.
+      if (staged) queue_order_check(req, base);
+      if (std::string failed = copy(req, base, staged); !failed.empty()) {
+        message = failed;
+        end = wire::CallEnd::fatal;
+      } else if (staged && *flag_host_ != 0) {
+        message = "an output changed after the work on the call's stream had finished: the kernel ran work "
+                  "outside the stream it was given and did not order it before returning";
+        end = wire::CallEnd::unordered_output;
+      }
     }
     check_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return end;
@@ -154,13 +162,15 @@ class CudaDevice final : public WorkerDevice {
   }
 
   template <class F> void for_each_output_buffer(const wire::CallRequest& req, F&& f) {
-    bool seen[wire::kMaxTensors] = {};
+    bool seen[wire::kMaxBuffers] = {};
     for (int i = req.num_inputs; i < req.num_inputs + req.num_outputs; ++i) {
       int b = req.tensors[i].buffer;
       if (!seen[b]) seen[b] = true, f(b);
     }
   }
-  bool outputs_changed(const wire::CallRequest& req, const Bases& base) {
+  // Sets *flag_host_ (once the stream is synchronized) when an output differs
+  // from its copy taken in stream order.
+  void queue_order_check(const wire::CallRequest& req, const Bases& base) {
     size_t at = 0;
     cudaMemsetAsync(flag_, 0, sizeof(int), stream_);
     for_each_output_buffer(req, [&](int b) {
@@ -170,8 +180,18 @@ class CudaDevice final : public WorkerDevice {
       at += n;
     });
     cudaMemcpyAsync(flag_host_, flag_, sizeof(int), cudaMemcpyDeviceToHost, stream_);
-    cudaStreamSynchronize(stream_);
-    return *flag_host_ != 0;
+  }
+  // The request's copies, in order, then a wait for everything on the stream;
+  // "" or why they failed. `order_check`: the wait also covers it.
+  std::string copy(const wire::CallRequest& req, const Bases& base, bool order_check) {
+    for (int i = 0; i < req.num_copies; ++i) {
+      const wire::Copy& c = req.copies[i];
+      cudaMemcpyAsync(base[c.dst], base[c.src], req.buffer_bytes[c.dst], cudaMemcpyDeviceToDevice, stream_);
+    }
+    if (req.num_copies == 0 && !order_check) return {};
+    cudaError_t e = cudaStreamSynchronize(stream_);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    return e == cudaSuccess ? std::string{} : "worker: copying the call's buffers failed: " + describe(e);
   }
 
   int device_;

@@ -13,7 +13,7 @@
 
 namespace assay::worker {
 
-using Bases = void* [wire::kMaxTensors];  // each buffer's start in this process
+using Bases = void* [wire::kMaxBuffers];  // each buffer's start in this process
 
 class WorkerDevice {
  public:
@@ -23,12 +23,13 @@ class WorkerDevice {
   // "" or why the buffers could not be mapped.
   virtual std::string map(const wire::CallRequest& req, const int* fds, int nfds, Bases& base) = 0;
   virtual void before_call(const wire::CallRequest&, const Bases&) {}
-  // After assay_run returned: waits for the call's work; message says why
-  // when the call did not end as `returned`. check_s: the part of its time
-  // spent checking the outputs (the rest is waiting for the call's work).
-  virtual wire::CallEnd after_call(const wire::CallRequest&, const Bases&, std::string& message, double& check_s) {
-    return wire::CallEnd::returned;
-  }
+  // After assay_run returned: waits for the call's work, then makes the
+  // request's copies unless the call cost the worker its context; message
+  // says why when the call did not end as `returned`. check_s: the part of its
+  // time spent checking the outputs and copying (the rest is waiting for the
+  // call's work).
+  virtual wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message,
+                                   double& check_s) = 0;
   virtual void unmap(const wire::CallRequest& req, Bases& base) = 0;
   // Something the harness should tell its user once (a limit it cannot enforce).
   virtual const std::string& note() const {

@@ -1,7 +1,12 @@
 // Host buffers: each call's memfds are mapped shared, so what the candidate
-// writes lands in the harness's buffers, then unmapped and closed.
+// writes lands in the harness's buffers, then unmapped and closed. Only its
+// tensors' buffers are mapped while it runs: the others (captures of earlier
+// calls, the next call's inputs) only for the copies after it returned, so a
+// launcher that writes over its process's memory cannot reach them.
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "worker/worker_device.h"
 
@@ -15,18 +20,44 @@ class HostDevice final : public WorkerDevice {
 
   std::string map(const wire::CallRequest& req, const int* fds, int nfds, Bases& base) override {
     if (req.num_buffers != nfds) return "worker: the call's buffers did not arrive";
-    for (int i = 0; i < nfds; ++i) {
-      void* p = mmap(nullptr, req.buffer_bytes[i], PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
-      if (p == MAP_FAILED) return "worker: cannot map a buffer";
-      base[i] = p;
+    fds_ = fds;
+    for (int i = 0; i < req.num_inputs + req.num_outputs; ++i) {
+      const int b = req.tensors[i].buffer;
+      if (!base[b] && !(base[b] = map_one(req, b))) return "worker: cannot map a buffer";
     }
     return {};
+  }
+
+  // The candidate's work is done when it returns: only the copies are left.
+  wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message, double&) override {
+    Bases late = {};  // the buffers only the copies use
+    auto at = [&](int b) { return base[b] ? base[b] : late[b] ? late[b] : (late[b] = map_one(req, b)); };
+    wire::CallEnd end = wire::CallEnd::returned;
+    for (int i = 0; i < req.num_copies && end == wire::CallEnd::returned; ++i) {
+      void *dst = at(req.copies[i].dst), *src = at(req.copies[i].src);
+      if (dst && src) {
+        std::memcpy(dst, src, req.buffer_bytes[req.copies[i].dst]);
+      } else {
+        message = "worker: cannot map a buffer to copy";
+        end = wire::CallEnd::fatal;
+      }
+    }
+    for (int b = 0; b < req.num_buffers; ++b)
+      if (late[b]) munmap(late[b], req.buffer_bytes[b]);
+    return end;
   }
 
   void unmap(const wire::CallRequest& req, Bases& base) override {
     for (int i = 0; i < req.num_buffers; ++i)
       if (base[i]) munmap(base[i], req.buffer_bytes[i]), base[i] = nullptr;
   }
+
+ private:
+  void* map_one(const wire::CallRequest& req, int b) {
+    void* p = mmap(nullptr, req.buffer_bytes[b], PROT_READ | PROT_WRITE, MAP_SHARED, fds_[b], 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }
+  const int* fds_ = nullptr;  // the current call's, from map()
 };
 
 }  // namespace

@@ -33,9 +33,16 @@ void reply(int sock, int code, CallEnd end, const std::string& message, Reply r 
 // The request comes from the harness, but check it anyway: a bad index here
 // would be a crash blamed on the candidate.
 bool well_formed(const CallRequest& req) {
-  if (req.num_buffers < 0 || req.num_buffers > kMaxTensors || req.num_inputs < 0 || req.num_outputs < 0 ||
-      req.num_inputs + req.num_outputs > kMaxTensors || req.num_scalars < 0 || req.num_scalars > kMaxScalars)
+  if (req.num_buffers < 0 || req.num_buffers > kMaxBuffers || req.num_inputs < 0 || req.num_outputs < 0 ||
+      req.num_inputs + req.num_outputs > kMaxTensors || req.num_scalars < 0 || req.num_scalars > kMaxScalars ||
+      req.num_copies < 0 || req.num_copies > kMaxCopies)
     return false;
+  for (int i = 0; i < req.num_copies; ++i) {
+    const Copy& c = req.copies[i];
+    if (c.dst < 0 || c.dst >= req.num_buffers || c.src < 0 || c.src >= req.num_buffers || c.dst == c.src ||
+        req.buffer_bytes[c.dst] != req.buffer_bytes[c.src])
+      return false;
+  }
   for (int i = 0; i < req.num_inputs + req.num_outputs; ++i) {
     const Tensor& t = req.tensors[i];
     if (t.buffer < 0 || t.buffer >= req.num_buffers || t.ndim < 0 || t.ndim > kMaxDims ||
@@ -117,8 +124,8 @@ int main(int argc, char** argv) {
   reply(sock, 0, CallEnd::returned, dev->note().empty() ? "ready" : "ready; " + dev->note());
   for (;;) {
     CallRequest req;
-    int fds[kMaxTensors], nfds = 0;
-    if (!recv_message(sock, &req, sizeof req, fds, kMaxTensors, &nfds)) return 0;  // harness gone or done
+    int fds[kMaxBuffers], nfds = 0;
+    if (!recv_message(sock, &req, sizeof req, fds, kMaxBuffers, &nfds)) return 0;  // harness gone or done
     if (!serve(sock, run, *dev, req, fds, nfds)) std::_Exit(0);  // no teardown of a lost context
   }
 }

@@ -212,6 +212,10 @@ void CudaBackend::download(Buffer b, std::byte* host) {
   check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "download sync");
 }
 
+void CudaBackend::upload(Buffer b, const std::byte* host) {
+  check_cuda(cudaMemcpyAsync(b.data, host, b.bytes, cudaMemcpyHostToDevice, cudaStream_t(stream_)), "upload");
+}
+
 void CudaBackend::copy(Buffer dst, Buffer src) {
   check_cuda(cudaMemcpyAsync(dst.data, src.data, src.bytes, cudaMemcpyDeviceToDevice, cudaStream_t(stream_)), "copy");
 }

@@ -78,6 +78,7 @@ void HostBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
 }
 
 void HostBackend::download(Buffer b, std::byte* host) { std::memcpy(host, b.data, b.bytes); }
+void HostBackend::upload(Buffer b, const std::byte* host) { std::memcpy(b.data, host, b.bytes); }
 void HostBackend::copy(Buffer dst, Buffer src) { std::memcpy(dst.data, src.data, src.bytes); }
 
 std::optional<size_t> HostBackend::first_difference(Buffer x, Buffer y) {
