@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue #3's acceptance on a GPU machine, from binaries built elsewhere:
-#   bash scripts/gpu-isolation-acceptance.sh BIN_DIR OUT_DIR
+#   [BUDGET=SECONDS] bash scripts/gpu-isolation-acceptance.sh BIN_DIR OUT_DIR
+# BUDGET: step 1's time per kernel (default 60; a passing kernel uses all of it).
 # BIN_DIR holds assay, assay-worker and tests/ (scripts/stage-device.sh makes
 # it); logs and reports land in OUT_DIR.
 set -uo pipefail
@@ -16,7 +17,7 @@ echo "== 0. GPU tests of the worker"
 echo "== 1. hostile cuda kernels mixed with correct ones, each in a worker"
 "$BIN/assay" check generated_kernels/hostile/cuda generated_kernels/gemm/cuda/naive_f32.yaml \
   generated_kernels/gemm/cuda/tiled_f32.yaml generated_kernels/gemm/cuda/cublas_f32.yaml \
-  --backend cuda --expect --quiet --out "$WORK/iso" --cache-dir "$WORK/cache" --json "$OUT/isolation-check.json"
+  --backend cuda --expect --quiet --budget "${BUDGET:-60}" --out "$WORK/iso" --cache-dir "$WORK/cache" --json "$OUT/isolation-check.json"
 echo "exit $?"
 
 echo "== 2. every saved crash/hang case replays with the same verdict"

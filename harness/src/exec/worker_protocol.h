@@ -25,9 +25,10 @@ struct Tensor {
   uint64_t data_offset = 0;  // DLTensor.data minus the buffer's start
 };
 
-// One whole buffer copied onto another of the same size, in the worker.
+// The first `bytes` of one buffer copied onto another, in the worker.
 struct Copy {
   int32_t dst = 0, src = 0;  // buffer indices
+  uint64_t bytes = 0;
 };
 
 struct CallRequest {

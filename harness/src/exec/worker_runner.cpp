@@ -272,7 +272,7 @@ void WorkerRunner::describe_buffers(const CallStep& step, wire::CallRequest& req
   for (const BufferCopy& c : step.copies) {
     if (c.dst.bytes != c.src.bytes) throw InfraError("a copy between buffers of different sizes");
     wire::Copy& w = req.copies[req.num_copies++];
-    w.dst = index_of(c.dst), w.src = index_of(c.src);
+    w.dst = index_of(c.dst), w.src = index_of(c.src), w.bytes = c.dst.bytes;
   }
 }
 

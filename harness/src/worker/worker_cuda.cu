@@ -31,9 +31,43 @@ bool sticky(cudaError_t e) {
   }
 }
 
-__global__ void differs_kernel(const unsigned char* x, const unsigned char* y, size_t n, int* any) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    if (x[i] != y[i]) *any = 1;
+// What the worker does on the device once a call's work is done, as one
+// launch: compare each output with its copy taken in stream order (any
+// difference sets *flag), then the request's copies in order. Every range
+// starts at offset 0 of its buffer and a thread handles the same 16 bytes of
+// each, comparing before copying, so a capture of a buffer reads it before
+// the next call's inputs overwrite it.
+struct Range {
+  unsigned char* dst;
+  const unsigned char* src;
+  size_t bytes;
+};
+struct AfterCall {
+  Range compare[wire::kMaxTensors], copy[wire::kMaxCopies];  // compare: dst is the stream-ordered copy
+  int num_compares = 0, num_copies = 0;
+  size_t words = 0;  // 16-byte words of the longest range
+  int* flag = nullptr;
+};
+
+__device__ bool operator!=(uint4 a, uint4 b) { return a.x != b.x || a.y != b.y || a.z != b.z || a.w != b.w; }
+__device__ bool differs(const Range& r, size_t w) {
+  if ((w + 1) * 16 <= r.bytes)
+    return reinterpret_cast<const uint4*>(r.dst)[w] != reinterpret_cast<const uint4*>(r.src)[w];
+  bool d = false;
+  for (size_t i = w * 16; i < r.bytes; ++i) d |= r.dst[i] != r.src[i];
+  return d;
+}
+__device__ void copy_word(const Range& r, size_t w) {
+  if ((w + 1) * 16 <= r.bytes) reinterpret_cast<uint4*>(r.dst)[w] = reinterpret_cast<const uint4*>(r.src)[w];
+  else for (size_t i = w * 16; i < r.bytes; ++i) r.dst[i] = r.src[i];
+}
+
+__global__ void after_call_kernel(AfterCall a) {
+  for (size_t w = blockIdx.x * size_t(blockDim.x) + threadIdx.x; w < a.words; w += size_t(gridDim.x) * blockDim.x) {
+    for (int c = 0; c < a.num_compares; ++c)
+      if (differs(a.compare[c], w)) *a.flag = 1;
+    for (int c = 0; c < a.num_copies; ++c) copy_word(a.copy[c], w);
+  }
 }
 
 class CudaDevice final : public WorkerDevice {
@@ -47,8 +81,9 @@ class CudaDevice final : public WorkerDevice {
     cudaError_t e = cudaSetDevice(device_);
     if (e == cudaSuccess) e = cudaFree(nullptr);  // creates the context now, not inside the first call
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaMalloc(&flag_, sizeof(int));
-    if (e == cudaSuccess) e = cudaMallocHost(&flag_host_, sizeof(int));  // pinned: the read-back is one DMA
+    // Mapped pinned memory: the kernel sets it, no copy back.
+    if (e == cudaSuccess) e = cudaHostAlloc(&flag_host_, sizeof(int), cudaHostAllocMapped);
+    if (e == cudaSuccess) e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&flag_), flag_host_, 0);
     if (e != cudaSuccess) return "worker: CUDA setup failed: " + describe(e);
     char bus[32] = {};
     if (limit_ > 0 && cudaDeviceGetPCIBusId(bus, sizeof bus, device_) == cudaSuccess) {
@@ -122,7 +157,7 @@ class CudaDevice final : public WorkerDevice {
         return wire::CallEnd::fatal;
       }
       message = describe(e);
-      if (std::string failed = copy(req, base, false); !failed.empty()) return message = failed, wire::CallEnd::fatal;
+      if (std::string failed = finish(req, base, false); !failed.empty()) return message = failed, wire::CallEnd::fatal;
       return wire::CallEnd::device_error;
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -132,12 +167,10 @@ class CudaDevice final : public WorkerDevice {
                 "buffers after the call (limit " + std::to_string(limit_ >> 20) + " MiB)";
       end = wire::CallEnd::fatal;
     } else {
-      // One wait for the order check and the copies both.
-      if (staged) queue_order_check(req, base);
-      if (std::string failed = copy(req, base, staged); !failed.empty()) {
+      if (std::string failed = finish(req, base, staged); !failed.empty()) {
         message = failed;
         end = wire::CallEnd::fatal;
-      } else if (staged && *flag_host_ != 0) {
+      } else if (staged && *static_cast<volatile int*>(flag_host_) != 0) {
         message = "an output changed after the work on the call's stream had finished: the kernel ran work "
                   "outside the stream it was given and did not order it before returning";
         end = wire::CallEnd::unordered_output;
@@ -168,30 +201,31 @@ class CudaDevice final : public WorkerDevice {
       if (!seen[b]) seen[b] = true, f(b);
     }
   }
-  // Sets *flag_host_ (once the stream is synchronized) when an output differs
-  // from its copy taken in stream order.
-  void queue_order_check(const wire::CallRequest& req, const Bases& base) {
-    size_t at = 0;
-    cudaMemsetAsync(flag_, 0, sizeof(int), stream_);
-    for_each_output_buffer(req, [&](int b) {
-      const size_t n = req.buffer_bytes[b];
-      differs_kernel<<<unsigned(std::min<size_t>((n + 255) / 256, 4096)), 256, 0, stream_>>>(
-          staging_ + at, static_cast<const unsigned char*>(base[b]), n, flag_);
-      at += n;
-    });
-    cudaMemcpyAsync(flag_host_, flag_, sizeof(int), cudaMemcpyDeviceToHost, stream_);
-  }
-  // The request's copies, in order, then a wait for everything on the stream;
-  // "" or why they failed. `order_check`: the wait also covers it.
-  std::string copy(const wire::CallRequest& req, const Bases& base, bool order_check) {
+  // The order check (when `order_check`: sets *flag_host_ if an output
+  // changed after its stream-ordered copy) and the request's copies, in one
+  // launch and one wait; "" or why they failed.
+  std::string finish(const wire::CallRequest& req, const Bases& base, bool order_check) {
+    AfterCall a;
+    size_t at = 0, longest = 0;
+    if (order_check)
+      for_each_output_buffer(req, [&](int b) {
+        a.compare[a.num_compares++] = {staging_ + at, static_cast<const unsigned char*>(base[b]), req.buffer_bytes[b]};
+        at += req.buffer_bytes[b];
+      });
     for (int i = 0; i < req.num_copies; ++i) {
       const wire::Copy& c = req.copies[i];
-      cudaMemcpyAsync(base[c.dst], base[c.src], req.buffer_bytes[c.dst], cudaMemcpyDeviceToDevice, stream_);
+      a.copy[a.num_copies++] = {static_cast<unsigned char*>(base[c.dst]), static_cast<const unsigned char*>(base[c.src]),
+                                size_t(c.bytes)};
     }
-    if (req.num_copies == 0 && !order_check) return {};
-    cudaError_t e = cudaStreamSynchronize(stream_);
-    if (e == cudaSuccess) e = cudaGetLastError();
-    return e == cudaSuccess ? std::string{} : "worker: copying the call's buffers failed: " + describe(e);
+    for (int i = 0; i < a.num_compares; ++i) longest = std::max(longest, a.compare[i].bytes);
+    for (int i = 0; i < a.num_copies; ++i) longest = std::max(longest, a.copy[i].bytes);
+    if (longest == 0) return {};
+    a.words = (longest + 15) / 16, a.flag = flag_;
+    *flag_host_ = 0;
+    after_call_kernel<<<unsigned(std::min<size_t>((a.words + 255) / 256, 4096)), 256, 0, stream_>>>(a);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);
+    return e == cudaSuccess ? std::string{} : "worker: checking or copying the call's buffers failed: " + describe(e);
   }
 
   int device_;

@@ -36,7 +36,7 @@ class HostDevice final : public WorkerDevice {
     for (int i = 0; i < req.num_copies && end == wire::CallEnd::returned; ++i) {
       void *dst = at(req.copies[i].dst), *src = at(req.copies[i].src);
       if (dst && src) {
-        std::memcpy(dst, src, req.buffer_bytes[req.copies[i].dst]);
+        std::memcpy(dst, src, req.copies[i].bytes);
       } else {
         message = "worker: cannot map a buffer to copy";
         end = wire::CallEnd::fatal;

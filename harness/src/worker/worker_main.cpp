@@ -40,7 +40,7 @@ bool well_formed(const CallRequest& req) {
   for (int i = 0; i < req.num_copies; ++i) {
     const Copy& c = req.copies[i];
     if (c.dst < 0 || c.dst >= req.num_buffers || c.src < 0 || c.src >= req.num_buffers || c.dst == c.src ||
-        req.buffer_bytes[c.dst] != req.buffer_bytes[c.src])
+        c.bytes > req.buffer_bytes[c.dst] || c.bytes > req.buffer_bytes[c.src])
       return false;
   }
   for (int i = 0; i < req.num_inputs + req.num_outputs; ++i) {
