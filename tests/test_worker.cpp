@@ -19,6 +19,7 @@ namespace {
 // A correct naive f32 GEMM body; each test kernel misbehaves around it.
 const char* kGemm = R"(
 #include <assay/abi.h>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -174,4 +175,34 @@ TEST_CASE("in a batch, each case gets the verdict it gets on its own, crashes an
     if (m != 10) CHECK(k.run(m).verdict == expected);  // the same case on its own (m = 10 counts calls per worker)
   }
   CHECK(k.runner->workers_started() >= 4);  // the hang and each crash ended a worker; the batch went on
+}
+
+TEST_CASE("planned cases: each case's calls follow each other in the worker, on fresh inputs, as one at a time",
+          "[worker]") {
+  // The kernel logs m and a checksum of A for every call it gets.
+  const fs::path log = fs::temp_directory_path() / "assay-test-worker" / "planned-calls.log";
+  fs::remove(log);
+  Kernel k("worker_planned_log",
+           "long m = c->outputs[0].shape[0]; double sum = 0;"
+           " for (long i = 0; i < m * c->inputs[0].shape[1]; ++i) sum += ((float*)c->inputs[0].data)[i] * (i + 1);"
+           " FILE* f = fopen(\"" + log.string() + "\", \"a\"); fprintf(f, \"%ld %.9g\\n\", m, sum); fclose(f);"
+           " gemm(c); return 0;");
+  std::vector<Case> cases;
+  for (int64_t m = 1; m <= 5; ++m) cases.push_back(Kernel::case_of(m));
+  for (const CaseOutcome& o : run_cases(*k.backend, *k.runner, cases, Kernel::options()))
+    CHECK(o.verdict == Verdict::pass);
+  std::ifstream in(log);
+  std::vector<std::pair<long, double>> calls;
+  for (long m; in >> m;) {
+    double sum;
+    in >> sum;
+    calls.push_back({m, sum});
+  }
+  REQUIRE(calls.size() == 15);  // 3 calls each (deterministic), nothing in between
+  for (size_t i = 0; i < calls.size(); ++i) {
+    INFO("call " << i);
+    CHECK(calls[i].first == long(i / 3 + 1));
+    if (i % 3 == 1) CHECK(calls[i].second != calls[i - 1].second);  // call 2: fresh inputs, put in place by the worker
+    if (i % 3 == 2) CHECK(calls[i].second == calls[i - 1].second);  // call 3: call 2's again
+  }
 }
