@@ -37,9 +37,14 @@ bool recv_message(int sock, void* data, size_t len, int* fds, int max_fds, int* 
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxBuffers)] = {};
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
+  // A peer that dies with messages of ours unread (requests sent ahead to a
+  // worker that crashed) makes Linux report ECONNRESET once, ahead of the
+  // messages the peer sent before it died: read on, or its last replies are
+  // lost and a crash is blamed on a call that had answered.
   ssize_t n;
+  int resets = 0;
   do n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
   if (nfds) *nfds = 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
