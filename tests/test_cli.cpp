@@ -251,11 +251,11 @@ TEST_CASE("cli: a cuda spec on a machine without a GPU exits 3", "[cli]") {
   CHECK(h.code == 0);
 }
 
-TEST_CASE("cli: --batch gives each kernel the report it gets one case per exchange", "[cli][worker]") {
+TEST_CASE("cli: planned cases, 16 per exchange, give each kernel the report it gets call by call", "[cli][worker]") {
   // A correct kernel, a planted bug (several failing cases, cut at
-  // --max-failures) and a launcher that crashes: 16 cases per exchange with
-  // the worker (the default) must report the same verdicts, cases run and
-  // failing cases as one per exchange.
+  // --max-failures) and a launcher that crashes: planned, 16 cases per
+  // exchange with the worker (cuda's default), must report the same
+  // verdicts, cases run and failing cases as call by call (the host's).
   Workdir w;
   const fs::path root = fs::path(ASSAY_SOURCE_DIR) / "generated_kernels";
   std::string specs;
@@ -263,8 +263,8 @@ TEST_CASE("cli: --batch gives each kernel the report it gets one case per exchan
                  root / "hostile/host/segv_launcher.yaml"})
     specs += " " + quote(p.string());
   const std::string common = "check" + specs + " --cases 60 --max-failures 2 --cache-dir " + quote(kCache.string());
-  Result one = w.run(common + " --batch 1 --out one --json one.json");
-  Result batched = w.run(common + " --out batched --json batched.json");
+  Result one = w.run(common + " --out one --json one.json");
+  Result batched = w.run(common + " --batch 16 --out batched --json batched.json");
   INFO(one.output << "\n---\n" << batched.output);
   CHECK(one.code == 1);
   CHECK(batched.code == one.code);

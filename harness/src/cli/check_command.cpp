@@ -37,7 +37,7 @@ struct CheckArgs {
   std::string sanitize;  // compute-sanitizer tool; empty: none
   int sanitize_samples = 2;
   double device_memory_limit_gib = 8;
-  int batch = int(kBatchCases);
+  int batch = -1;  // -1: the backend's default (gate/gate.h)
 };
 
 // The journal keeps the run's options so that --resume needs nothing else
@@ -98,7 +98,7 @@ int run_check(CheckArgs a) {
   if (resume) opt.resume = &*resume;
   opt.sanitize = a.sanitize, opt.sanitize_samples = a.sanitize_samples;
   opt.device_memory_limit = size_t(a.device_memory_limit_gib * double(1 << 30));
-  opt.batch = size_t(a.batch);
+  if (a.batch >= 0) opt.batch = size_t(a.batch);
   if (!a.sanitize.empty())
     if (std::string why = sanitizer_unavailable(); !why.empty()) fmt::print("--sanitize {}: {}\n", a.sanitize, why);
 
@@ -172,9 +172,9 @@ Command add_check(CLI::App& app) {
                  "(measured per process through NVML; 0: unchecked; default 8)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--batch", args->batch,
-                 fmt::format("with a worker, small cases that share one exchange with it (default {}; 1: one "
-                             "case per exchange)", kBatchCases))
-      ->check(CLI::Range(1, 256));
+                 fmt::format("with a worker, small cases planned whole and sent to it this many at a time; 0: "
+                             "call by call (default {} on cuda, 0 on the host)", kBatchCases))
+      ->check(CLI::Range(0, 256));
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
   c->add_option("--corpus", args->corpus, "regression corpus: DIR/<kernel name>/*.yaml replay first (default corpus)");

@@ -57,10 +57,12 @@ struct Campaign {
   bool merging = false;  // libFuzzer's merge: features only, failures are not this run's business
 
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
-  // With a worker a small case's calls take one exchange (exec/executor.h).
+  // With a worker on a GPU a small case's calls take one exchange
+  // (exec/executor.h); on the host they run call by call (gate/gate.h).
   CaseOutcome run(const Case& c) {
-    return opt.isolation == Isolation::worker ? run_case_planned(*backend, *runner, c, exec)
-                                              : run_case(*backend, *runner, c, exec);
+    return opt.isolation == Isolation::worker && backend->kind() == BackendKind::cuda
+               ? run_case_planned(*backend, *runner, c, exec)
+               : run_case(*backend, *runner, c, exec);
   }
   fs::path kernel_dir() const {
     return opt.job < 0 ? opt.out_dir / spec.name : opt.out_dir / spec.name / fmt::format("job-{}", opt.job);

@@ -172,6 +172,8 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
   }
   std::vector<SampleCase> small_passes;  // candidates for sanitizer replays
   bool stop = false;                     // in process, a CUDA error may have poisoned the harness's context
+  // Small cases planned, this many per exchange with the worker (gate.h); 0: call by call.
+  const size_t batch = isolate ? opt.batch.value_or(backend.kind() == BackendKind::cuda ? kBatchCases : 0) : 0;
   auto record = [&](int64_t i, const Case& c, const CaseOutcome& outcome) {
     if (int(report.failures.size()) >= opt.max_failures) {
       // Ran in a batch past the kernel's last reported failure: on record in
@@ -193,7 +195,7 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       const int attempts = shrink_attempts_for(outcome.verdict, isolate, opt.shrink_attempts);
       if (report.failures.size() == 1 && attempts > 0) {
         CaseProbe probe = [&](const Case& x) {
-          return isolate ? run_case_planned(backend, *runner, x, exec) : run_case(backend, *runner, x, exec);
+          return batch > 0 ? run_case_planned(backend, *runner, x, exec) : run_case(backend, *runner, x, exec);
         };
         // Huge cases cost seconds each: at most half the kernel's budget.
         shrink_first_failure(spec, probe, attempts, std::max(10.0, opt.budget_seconds / 2), case_dir, i,
@@ -255,14 +257,14 @@ KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt
       ++report.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend.kind()), c->origin)];
       continue;
     }
-    if (!(isolate && plannable(*c))) {
+    if (!(batch > 0 && plannable(*c))) {
       run_batch();  // what waits runs first: cases finish in order
       if (opt.journal) opt.journal->case_started(spec_key, i, *c);
       run_alone(i, *c);
       continue;
     }
     batch_index.push_back(i), batch_cases.push_back(std::move(*c));
-    if (batch_cases.size() >= std::max<size_t>(opt.batch, 1)) run_batch();
+    if (batch_cases.size() >= batch) run_batch();
   }
   run_batch();
   runner.reset();  // the worker lets go of the case buffers before anything else runs

@@ -14,11 +14,13 @@ namespace assay {
 
 enum class Isolation { worker, in_process };
 
-// With a worker, small cases run planned (exec/executor.h, plannable), and
-// GateOptions::batch of them share one exchange with the worker: on a GPU the
-// two processes take turns once per exchange, and a turn costs more than
-// such a case (docs/isolation.md, "Cost").
-inline constexpr size_t kBatchCases = 16;  // GateOptions::batch's default; the speed bench measures it
+// With a worker on a GPU, small cases run planned (exec/executor.h,
+// plannable), and GateOptions::batch of them share one exchange with the
+// worker: the two processes take turns on the GPU once per exchange, and a
+// turn costs more than such a case (docs/isolation.md, "Cost"). On the host
+// there are no turns to save and the copies cost more than they save, so
+// cases run call by call there unless batch is given.
+inline constexpr size_t kBatchCases = 16;  // GateOptions::batch's cuda default; the speed bench measures it
 
 struct GateOptions {
   Isolation isolation = Isolation::worker;  // host kernels; cuda ones run in process for now
@@ -37,7 +39,7 @@ struct GateOptions {
   const struct ResumeState* resume = nullptr;   // cases an interrupted run already finished
   std::string sanitize;                         // compute-sanitizer tool for replays; empty: none
   int sanitize_samples = 2;                     // small passing cases replayed besides the failures
-  size_t batch = kBatchCases;                   // small cases per exchange with a worker (above)
+  std::optional<size_t> batch;                  // planned small cases per exchange (above); 0: call by call
 };
 
 inline constexpr int64_t kDefaultRandomCases = 200;
