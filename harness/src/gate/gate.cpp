@@ -117,161 +117,192 @@ static void replay_under_sanitizer(const Spec& spec, const GateOptions& opt, con
   if (files.empty()) report.sanitizer_note = "no case to replay";
 }
 
-KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter) {
-  KernelReport report;
-  report.name = spec.name;
-  report.spec_file = spec.file;
-  report.backend = std::string(name(spec.backend));
-  report.expect = spec.expect;
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  reporter.kernel_started(report);
+namespace {
 
-  const bool isolate = opt.isolation == Isolation::worker;
-  report.isolation = isolate ? "worker" : "in-process";
-  LoadedKernel kernel;
-  std::unique_ptr<Runner> runner;
-  try {
-    if (!isolate && (spec.expect == "crash" || spec.expect == "hang"))
-      throw InputError(fmt::format("{}: a kernel expected to {} must run in a worker process "
-                                   "(--isolation worker, the default)", spec.file.string(), spec.expect));
-    LoaderOptions lo = opt.loader;
-    lo.open = !isolate;
-    kernel = load_kernel(spec, lo);
-    runner = make_runner(spec, backend, kernel, isolate, opt.out_dir / spec.name, opt.device_memory_limit);
-  } catch (const InputError& e) {
-    report.setup_error = e.what(), report.setup_exit = exit_bad_input;
-  } catch (const InfraError& e) {
-    report.setup_error = e.what(), report.setup_exit = exit_infrastructure;
+// One kernel through the gate: set-up, then the cases (the corpus, the
+// sweep, random ones) within its budget, each recorded as it finishes
+// (journal, case file, report, the first failure shrunk).
+class KernelGate {
+ public:
+  KernelGate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter)
+      : spec_(spec), backend_(backend), opt_(opt), reporter_(reporter), isolate_(opt.isolation == Isolation::worker),
+        case_dir_(opt.out_dir / spec.name), spec_key_(spec.file.string()) {
+    report_.name = spec.name;
+    report_.spec_file = spec.file;
+    report_.backend = std::string(name(spec.backend));
+    report_.expect = spec.expect;
+    report_.isolation = isolate_ ? "worker" : "in-process";
+    // Small cases planned, this many per exchange with the worker (gate.h); 0: call by call.
+    batch_ = isolate_ ? opt.batch.value_or(backend.kind() == BackendKind::cuda ? kBatchCases : 0) : 0;
+    exec_ = ExecOptions{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false,
+                        opt.timeout_s};
+    exec_.subnormals = spec.subnormals;
   }
-  if (!report.setup_error.empty()) {
-    report.seconds = elapsed();
-    reporter.kernel_done(report);
-    return report;
-  }
-  ExecOptions exec{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false,
-                   opt.timeout_s};
-  exec.subnormals = spec.subnormals;
-  const CaseLimits limits = limits_for(backend);
-  const bool host = backend.kind() == BackendKind::host;
-  const gemm::GenLimits gen{host ? 160 : 2048, host ? double(1 << 20) : double(1 << 30)};
-  // The kernel's regression corpus first (journal indices below zero), then the sweep.
-  std::vector<Case> sweep = corpus_cases(opt.corpus_dir / spec.name);
-  const int64_t corpus_size = int64_t(sweep.size());
-  const gemm::SweepTarget target{backend.kind(), double(backend.memory_budget())};  // index cases: cuda, if they fit
-  for (Case& c : gemm::sweep(spec, opt.seed, target)) sweep.push_back(std::move(c));
-  const int64_t sweep_size = int64_t(sweep.size()) - corpus_size;
-  const int64_t max_cases = opt.max_cases.value_or(sweep_size + kDefaultRandomCases) + corpus_size;
-  const fs::path case_dir = opt.out_dir / spec.name;
 
-  const std::string spec_key = spec.file.string();
-  const std::map<int64_t, FinishedCase>* done = nullptr;
-  if (opt.resume) {
-    auto it = opt.resume->finished.find(spec_key);
-    if (it != opt.resume->finished.end()) done = &it->second;
+  KernelReport run() {
+    reporter_.kernel_started(report_);
+    if (set_up()) run_cases_of_kernel();
+    report_.seconds = elapsed();
+    reporter_.kernel_done(report_);
+    return std::move(report_);
   }
-  std::vector<SampleCase> small_passes;  // candidates for sanitizer replays
-  bool stop = false;                     // in process, a CUDA error may have poisoned the harness's context
-  // Small cases planned, this many per exchange with the worker (gate.h); 0: call by call.
-  const size_t batch = isolate ? opt.batch.value_or(backend.kind() == BackendKind::cuda ? kBatchCases : 0) : 0;
-  auto record = [&](int64_t i, const Case& c, const CaseOutcome& outcome) {
-    if (int(report.failures.size()) >= opt.max_failures) {
-      // Ran in a batch past the kernel's last reported failure: on record in
-      // the journal, left out of the report as a run one case at a time (or
-      // a resumed one) would have left it.
-      if (opt.journal) opt.journal->case_finished(spec_key, i, outcome, {});
-      return;
-    }
-    ++report.cases_run;
-    fs::path file;
-    if (outcome.verdict != Verdict::pass) file = save_case(case_dir, spec, c, outcome, i);
-    if (opt.journal) opt.journal->case_finished(spec_key, i, outcome, file);
-    if (outcome.verdict == Verdict::pass) {
-      ++report.cases_passed;
-      report.worst_pass_ratio = std::max(report.worst_pass_ratio, outcome.stats.max_ratio);
-      if (!opt.sanitize.empty() && gemm::work(c) <= kSanitizeSampleWork) small_passes.push_back({i, c, outcome});
-    } else {
-      report.failures.push_back({c, outcome, file, "assay repro " + file.string()});
-      const int attempts = shrink_attempts_for(outcome.verdict, isolate, opt.shrink_attempts);
-      if (report.failures.size() == 1 && attempts > 0) {
-        CaseProbe probe = [&](const Case& x) {
-          return batch > 0 ? run_case_planned(backend, *runner, x, exec) : run_case(backend, *runner, x, exec);
-        };
-        // Huge cases cost seconds each: at most half the kernel's budget.
-        shrink_first_failure(spec, probe, attempts, std::max(10.0, opt.budget_seconds / 2), case_dir, i,
-                             report.failures.front());
-      }
-      if (!isolate && outcome.verdict == Verdict::cuda_error) stop = true;
-    }
-    reporter.case_done(report, c, outcome);
-  };
-  auto skip_out_of_memory = [&](const Case& c) {
-    // The device's memory is shared (other processes, the reference's
-    // pool): a case that does not fit now is skipped, not the whole run.
-    ++report.cases_skipped, ++report.skip_reasons[fmt::format("device out of memory ({})", c.origin)];
-  };
-  // With a worker, small cases wait here and run planned, `batch` at a time
-  // (one exchange with the worker for all their calls); others run alone.
-  std::vector<int64_t> batch_index;  // journal indices of batch_cases
-  std::vector<Case> batch_cases;
-  auto run_alone = [&](int64_t i, const Case& c) {
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+  // Loads the kernel and its runner; false (the report says why) when it cannot.
+  bool set_up() {
     try {
-      record(i, c, run_case(backend, *runner, c, exec));
+      if (!isolate_ && (spec_.expect == "crash" || spec_.expect == "hang"))
+        throw InputError(fmt::format("{}: a kernel expected to {} must run in a worker process "
+                                     "(--isolation worker, the default)", spec_.file.string(), spec_.expect));
+      LoaderOptions lo = opt_.loader;
+      lo.open = !isolate_;
+      kernel_ = load_kernel(spec_, lo);
+      runner_ = make_runner(spec_, backend_, kernel_, isolate_, case_dir_, opt_.device_memory_limit);
+    } catch (const InputError& e) {
+      report_.setup_error = e.what(), report_.setup_exit = exit_bad_input;
+    } catch (const InfraError& e) {
+      report_.setup_error = e.what(), report_.setup_exit = exit_infrastructure;
+    }
+    return report_.setup_error.empty();
+  }
+
+  void run_cases_of_kernel() {
+    const CaseLimits limits = limits_for(backend_);
+    const bool host = backend_.kind() == BackendKind::host;
+    const gemm::GenLimits gen{host ? 160 : 2048, host ? double(1 << 20) : double(1 << 30)};
+    // The kernel's regression corpus first (journal indices below zero), then the sweep.
+    std::vector<Case> sweep = corpus_cases(opt_.corpus_dir / spec_.name);
+    const int64_t corpus_size = int64_t(sweep.size());
+    const gemm::SweepTarget target{backend_.kind(), double(backend_.memory_budget())};  // index cases: cuda, if they fit
+    for (Case& c : gemm::sweep(spec_, opt_.seed, target)) sweep.push_back(std::move(c));
+    const int64_t sweep_size = int64_t(sweep.size()) - corpus_size;
+    const int64_t max_cases = opt_.max_cases.value_or(sweep_size + kDefaultRandomCases) + corpus_size;
+    const std::map<int64_t, FinishedCase>* done = nullptr;
+    if (opt_.resume) {
+      auto it = opt_.resume->finished.find(spec_key_);
+      if (it != opt_.resume->finished.end()) done = &it->second;
+    }
+    for (int64_t slot = 0; slot < max_cases && !stop_; ++slot) {
+      const int64_t i = slot - corpus_size;  // negative: a corpus case
+      if (elapsed() > opt_.budget_seconds || int(report_.failures.size()) >= opt_.max_failures) break;
+      if (done && done->count(i)) {  // finished before the interruption: take its result as it was
+        const FinishedCase& f = done->at(i);
+        ++report_.cases_run;
+        if (f.verdict == Verdict::pass) ++report_.cases_passed;
+        else report_.failures.push_back({f.c, CaseOutcome{f.verdict, f.call, f.detail}, f.case_file,
+                                         "assay repro " + f.case_file.string()});
+        continue;
+      }
+      std::optional<Case> c = slot < int64_t(sweep.size()) ? std::optional<Case>(sweep[slot])
+                                                           : gemm::random_case(spec_, opt_.seed, uint64_t(i), gen);
+      if (!c) {
+        ++report_.cases_skipped, ++report_.skip_reasons["no case satisfies the spec's requires"];
+        continue;
+      }
+      if (gemm::work(*c) > limits.max_work || gemm::case_bytes(*c) > limits.max_bytes) {
+        ++report_.cases_skipped;
+        ++report_.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend_.kind()), c->origin)];
+        continue;
+      }
+      if (!(batch_ > 0 && plannable(*c))) {
+        run_waiting();  // what waits runs first: cases finish in order
+        if (opt_.journal) opt_.journal->case_started(spec_key_, i, *c);
+        run_alone(i, *c);
+        continue;
+      }
+      waiting_index_.push_back(i), waiting_.push_back(std::move(*c));
+      if (waiting_.size() >= batch_) run_waiting();
+    }
+    run_waiting();
+    runner_.reset();  // the worker lets go of the case buffers before anything else runs
+    if (!opt_.sanitize.empty()) replay_under_sanitizer(spec_, opt_, small_passes_, report_);
+  }
+
+  void run_alone(int64_t i, const Case& c) {
+    try {
+      record(i, c, run_case(backend_, *runner_, c, exec_));
     } catch (const OutOfMemory&) {
       skip_out_of_memory(c);
     }
-  };
-  auto run_batch = [&] {
-    if (batch_cases.empty()) return;
-    if (opt.journal)
-      for (size_t j = 0; j < batch_cases.size(); ++j) opt.journal->case_started(spec_key, batch_index[j], batch_cases[j]);
+  }
+  // The planned cases that wait, in one exchange with the worker.
+  void run_waiting() {
+    if (waiting_.empty()) return;
+    if (opt_.journal)
+      for (size_t j = 0; j < waiting_.size(); ++j) opt_.journal->case_started(spec_key_, waiting_index_[j], waiting_[j]);
     std::vector<CaseOutcome> outcomes;
     try {
-      outcomes = run_cases(backend, *runner, batch_cases, exec);
+      outcomes = run_cases(backend_, *runner_, waiting_, exec_);
     } catch (const OutOfMemory&) {
-      // The batch's copies did not fit: each case alone, with none.
-      for (size_t j = 0; j < batch_cases.size(); ++j) run_alone(batch_index[j], batch_cases[j]);
+      // Their copies did not fit: each case alone, with none.
+      for (size_t j = 0; j < waiting_.size(); ++j) run_alone(waiting_index_[j], waiting_[j]);
     }
-    for (size_t j = 0; j < outcomes.size(); ++j) record(batch_index[j], batch_cases[j], outcomes[j]);
-    batch_index.clear(), batch_cases.clear();
-  };
-  for (int64_t slot = 0; slot < max_cases && !stop; ++slot) {
-    const int64_t i = slot - corpus_size;  // negative: a corpus case
-    if (elapsed() > opt.budget_seconds || int(report.failures.size()) >= opt.max_failures) break;
-    if (done && done->count(i)) {  // finished before the interruption: take its result as it was
-      const FinishedCase& f = done->at(i);
-      ++report.cases_run;
-      if (f.verdict == Verdict::pass) ++report.cases_passed;
-      else report.failures.push_back({f.c, CaseOutcome{f.verdict, f.call, f.detail}, f.case_file,
-                                      "assay repro " + f.case_file.string()});
-      continue;
-    }
-    std::optional<Case> c = slot < int64_t(sweep.size()) ? std::optional<Case>(sweep[slot])
-                                                         : gemm::random_case(spec, opt.seed, uint64_t(i), gen);
-    if (!c) {
-      ++report.cases_skipped, ++report.skip_reasons["no case satisfies the spec's requires"];
-      continue;
-    }
-    if (gemm::work(*c) > limits.max_work || gemm::case_bytes(*c) > limits.max_bytes) {
-      ++report.cases_skipped;
-      ++report.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend.kind()), c->origin)];
-      continue;
-    }
-    if (!(batch > 0 && plannable(*c))) {
-      run_batch();  // what waits runs first: cases finish in order
-      if (opt.journal) opt.journal->case_started(spec_key, i, *c);
-      run_alone(i, *c);
-      continue;
-    }
-    batch_index.push_back(i), batch_cases.push_back(std::move(*c));
-    if (batch_cases.size() >= batch) run_batch();
+    for (size_t j = 0; j < outcomes.size(); ++j) record(waiting_index_[j], waiting_[j], outcomes[j]);
+    waiting_index_.clear(), waiting_.clear();
   }
-  run_batch();
-  runner.reset();  // the worker lets go of the case buffers before anything else runs
-  if (!opt.sanitize.empty()) replay_under_sanitizer(spec, opt, small_passes, report);
-  report.seconds = elapsed();
-  reporter.kernel_done(report);
-  return report;
+  // The device's memory is shared (other processes, the reference's pool):
+  // a case that does not fit now is skipped, not the whole run.
+  void skip_out_of_memory(const Case& c) {
+    ++report_.cases_skipped, ++report_.skip_reasons[fmt::format("device out of memory ({})", c.origin)];
+  }
+
+  void record(int64_t i, const Case& c, const CaseOutcome& outcome) {
+    if (int(report_.failures.size()) >= opt_.max_failures) {
+      // Ran in an exchange past the kernel's last reported failure: on record
+      // in the journal, left out of the report as a run one case at a time
+      // (or a resumed one) would have left it.
+      if (opt_.journal) opt_.journal->case_finished(spec_key_, i, outcome, {});
+      return;
+    }
+    ++report_.cases_run;
+    fs::path file;
+    if (outcome.verdict != Verdict::pass) file = save_case(case_dir_, spec_, c, outcome, i);
+    if (opt_.journal) opt_.journal->case_finished(spec_key_, i, outcome, file);
+    if (outcome.verdict == Verdict::pass) {
+      ++report_.cases_passed;
+      report_.worst_pass_ratio = std::max(report_.worst_pass_ratio, outcome.stats.max_ratio);
+      if (!opt_.sanitize.empty() && gemm::work(c) <= kSanitizeSampleWork) small_passes_.push_back({i, c, outcome});
+    } else {
+      report_.failures.push_back({c, outcome, file, "assay repro " + file.string()});
+      const int attempts = shrink_attempts_for(outcome.verdict, isolate_, opt_.shrink_attempts);
+      if (report_.failures.size() == 1 && attempts > 0) {
+        CaseProbe probe = [&](const Case& x) {
+          return batch_ > 0 ? run_case_planned(backend_, *runner_, x, exec_) : run_case(backend_, *runner_, x, exec_);
+        };
+        // Huge cases cost seconds each: at most half the kernel's budget.
+        shrink_first_failure(spec_, probe, attempts, std::max(10.0, opt_.budget_seconds / 2), case_dir_, i,
+                             report_.failures.front());
+      }
+      if (!isolate_ && outcome.verdict == Verdict::cuda_error) stop_ = true;
+    }
+    reporter_.case_done(report_, c, outcome);
+  }
+
+  const Spec& spec_;
+  Backend& backend_;
+  const GateOptions& opt_;
+  Reporter& reporter_;
+  KernelReport report_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  const bool isolate_;
+  const fs::path case_dir_;
+  const std::string spec_key_;  // the journal's name for the kernel
+  size_t batch_ = 0;
+  ExecOptions exec_;
+  LoadedKernel kernel_;
+  std::unique_ptr<Runner> runner_;
+  std::vector<SampleCase> small_passes_;  // candidates for sanitizer replays
+  bool stop_ = false;                     // in process, a CUDA error may have poisoned the harness's context
+  std::vector<int64_t> waiting_index_;    // journal indices of waiting_
+  std::vector<Case> waiting_;             // small cases to be planned together
+};
+
+}  // namespace
+
+KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter) {
+  return KernelGate(spec, backend, opt, reporter).run();
 }
 
 }  // namespace assay
