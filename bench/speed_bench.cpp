@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
       pb = worker.profile();
     }
     // What `assay check` does with this case: planned on cuda, call by call on the host (gate/gate.h).
-    const Rate& gate_rate = planned && kind == BackendKind::cuda ? wk_b : wk;
+    const Rate& gate_rate = planned && planning_pays(kind) ? wk_b : wk;
     auto cell = [&](const Rate& r) { return planned ? fmt::format("{:.1f}", r.per_s()) : "–"; };
     table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} ({:.2f}) | {} | {} | **{:.2f}** | {} |\n", size.name,
                          bare.per_s(), in.per_s(), wk.per_s(), wk.per_s() / in.per_s(), cell(wk_1), cell(wk_b),

@@ -50,6 +50,10 @@ struct CaseOutcome {
 // Cases small enough to plan: their copies cost less than the turns they
 // save (up to 2^24 multiply-adds and 1 MiB of tensors).
 bool plannable(const Case& c);
+// Whether planning pays on this backend with a worker: where two processes
+// take turns on a device (cuda). On the host there are no turns to save, and
+// the copies cost more than call by call (docs/isolation.md, Cost).
+inline bool planning_pays(BackendKind kind) { return kind == BackendKind::cuda; }
 
 // Throws InfraError when the backend cannot hold the case or breaks.
 CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);

@@ -57,10 +57,10 @@ struct Campaign {
   bool merging = false;  // libFuzzer's merge: features only, failures are not this run's business
 
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
-  // With a worker on a GPU a small case's calls take one exchange
-  // (exec/executor.h); on the host they run call by call (gate/gate.h).
+  // With a worker where planning pays, a small case's calls take one
+  // exchange (exec/executor.h).
   CaseOutcome run(const Case& c) {
-    return opt.isolation == Isolation::worker && backend->kind() == BackendKind::cuda
+    return opt.isolation == Isolation::worker && planning_pays(backend->kind())
                ? run_case_planned(*backend, *runner, c, exec)
                : run_case(*backend, *runner, c, exec);
   }

@@ -133,7 +133,7 @@ class KernelGate {
     report_.expect = spec.expect;
     report_.isolation = isolate_ ? "worker" : "in-process";
     // Small cases planned, this many per exchange with the worker (gate.h); 0: call by call.
-    batch_ = isolate_ ? opt.batch.value_or(backend.kind() == BackendKind::cuda ? kBatchCases : 0) : 0;
+    batch_ = isolate_ ? opt.batch.value_or(planning_pays(backend.kind()) ? kBatchCases : 0) : 0;
     exec_ = ExecOptions{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false,
                         opt.timeout_s};
     exec_.subnormals = spec.subnormals;

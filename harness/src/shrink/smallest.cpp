@@ -1,7 +1,6 @@
 #include "shrink/smallest.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "shrink/trials.h"
 
@@ -9,12 +8,7 @@ namespace assay {
 
 SmallestFailing smallest_failing(const Spec& spec, const Case& shrunk, Verdict verdict, const CaseProbe& probe,
                                  int max_probes, double max_seconds) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  Clock::duration longest{};  // no probe is started that would end past the limit, judging by this one
-  auto out_of_time = [&] {
-    return std::chrono::duration<double>(Clock::now() + longest - start).count() > max_seconds;
-  };
+  shrink_detail::RunClock clock(max_seconds);
   SmallestFailing r;
   Case base = shrunk;
   base.keep = {};  // dimension properties, not value ones: every element as drawn
@@ -28,15 +22,12 @@ SmallestFailing smallest_failing(const Spec& spec, const Case& shrunk, Verdict v
       int64_t m = d == 0 ? v : shrunk.m, n = d == 1 ? v : shrunk.n, k = d == 2 ? v : shrunk.k;
       Case x = shrink_detail::with_dims(base, m, n, k, true);
       if (!shrink_detail::inside_spec(spec, x)) continue;
-      if (out_of_time()) {
+      if (clock.out_of_time()) {
         r.exact[d] = false;  // what is left unprobed may hold a smaller failing value
         break;
       }
       ++r.probes;
-      const auto t0 = Clock::now();
-      const Verdict got = probe(x).verdict;
-      longest = std::max(longest, Clock::now() - t0);
-      if (got == verdict) {
+      if (clock.run(probe, x).verdict == verdict) {
         r.dims[d] = v;
         break;
       }

@@ -20,9 +20,7 @@ bool Trials::still_fails(const Case& c) {
   if (!tried_.insert(to_yaml(key)).second) return false;
   if (!inside_spec(spec_, c)) return false;
   ++attempts_;
-  const auto t0 = std::chrono::steady_clock::now();
-  CaseOutcome o = probe_(c);
-  longest_ = std::max(longest_, std::chrono::steady_clock::now() - t0);
+  CaseOutcome o = clock_.run(probe_, c);
   if (o.verdict != target_) return false;
   last_ = o;
   return true;

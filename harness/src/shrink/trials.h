@@ -1,6 +1,7 @@
 // What the shrink steps share: running candidates under a budget, each at
 // most once, and moving a case's dimensions while keeping its layout style.
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <string>
@@ -11,21 +12,37 @@ namespace assay::shrink_detail {
 
 bool inside_spec(const Spec& spec, const Case& c);
 
+// A time limit for case runs that may take seconds each (huge cases): no run
+// is started that would end past it, judging by the longest so far, so the
+// limit holds to within misjudging one run rather than overrunning by one.
+class RunClock {
+ public:
+  explicit RunClock(double max_seconds)
+      : deadline_(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                         std::chrono::duration<double>(std::min(max_seconds, 1e9)))) {}
+  bool out_of_time() const { return std::chrono::steady_clock::now() + longest_ > deadline_; }
+  CaseOutcome run(const CaseProbe& probe, const Case& c) {
+    const auto t0 = std::chrono::steady_clock::now();
+    CaseOutcome o = probe(c);
+    longest_ = std::max(longest_, std::chrono::steady_clock::now() - t0);
+    return o;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+  std::chrono::steady_clock::duration longest_{};
+};
+
 class Trials {
  public:
   Trials(const Spec& spec, const CaseProbe& probe, Verdict target, int max_attempts, double max_seconds)
-      : spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts),
-        deadline_(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                          std::chrono::duration<double>(std::min(max_seconds, 1e9)))) {}
+      : spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts), clock_(max_seconds) {}
 
   // Runs c if it is new, inside the spec and within budget; true when it
   // fails with the target verdict (its outcome is then last()).
   bool still_fails(const Case& c);
   int attempts() const { return attempts_; }
-  // Whether another attempt, as long as the longest so far, would end past
-  // the time limit: a huge case takes seconds, so the limit holds to within
-  // misjudging one attempt, not overrunning by one.
-  bool out_of_time() const { return std::chrono::steady_clock::now() + longest_ > deadline_; }
+  bool out_of_time() const { return clock_.out_of_time(); }
   bool exhausted() const { return attempts_ >= max_attempts_ || out_of_time(); }
   const CaseOutcome& last() const { return last_; }
 
@@ -34,8 +51,7 @@ class Trials {
   const CaseProbe& probe_;
   Verdict target_;
   int max_attempts_, attempts_ = 0;
-  std::chrono::steady_clock::time_point deadline_;
-  std::chrono::steady_clock::duration longest_{};  // of the attempts so far
+  RunClock clock_;
   std::set<std::string> tried_;
   CaseOutcome last_;
 };
