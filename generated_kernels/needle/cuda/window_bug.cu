@@ -1,13 +1,16 @@
-// window_bug (cuda): a naive f32 GEMM whose last, partial block of 64 rows
-// of C goes to its own remainder kernel when it holds more than half a block
-// (m % 64 in 33..63; a remainder of up to 32 rows runs as a half block in the
-// main kernel). The remainder kernel stages its row of A in shared memory
-// sized for 2048 floats and runs its k loop over the staged part only, so for
-// k > 2048 it drops every product past the 2048th. Every other shape is
-// right, whatever n. Field notes 2.1 (tail bugs), made rare on purpose: the
-// gate's sweep and random cases never pair such an m with k > 2048, so it
-// measures whether fuzzing feedback steers toward it
-// (scripts/gpu-fuzz-feedback.sh). The GPU twin of needle/host/window_bug.cpp.
+// window_bug (cuda): a naive f32 GEMM whose last, partial block of
+// WINDOW_BLOCK rows of C (default 64) goes to its own remainder kernel when it
+// holds more than half a block (m % 64 in 33..63; a remainder of up to half a
+// block runs in the main kernel). The remainder kernel stages its row of A in
+// shared memory sized for WINDOW_STAGE floats (default 2048) and runs its k
+// loop over the staged part only, so for k > 2048 it drops every product past
+// the 2048th. Every other shape is right, whatever n. Field notes 2.1 (tail
+// bugs), made rare on purpose: the gate's sweep and random cases never pair
+// such an m with k > 2048, so it measures whether fuzzing feedback steers
+// toward it (scripts/gpu-fuzz-feedback.sh). The GPU twin of
+// needle/host/window_bug.cpp.
+// window128_bug.yaml builds the same source for 128-row blocks and a 4096-float
+// stage (m % 128 in 65..127 and k > 4096): a window no campaign seed sits in.
 // Expected verdict: mismatch.
 #include <assay/abi.h>
 #include <cuda_runtime.h>
@@ -52,8 +55,14 @@ __device__ double combine(double ab, double alpha, double beta, const float& c0)
   return r;
 }
 
-constexpr int64_t kBlock = 64;  // rows of C per block
-constexpr int kStage = 2048;    // floats of A staged per row by the remainder kernel
+#ifndef WINDOW_BLOCK
+#define WINDOW_BLOCK 64
+#endif
+#ifndef WINDOW_STAGE
+#define WINDOW_STAGE 2048
+#endif
+constexpr int64_t kBlock = WINDOW_BLOCK;  // rows of C per block
+constexpr int kStage = WINDOW_STAGE;      // floats of A staged per row by the remainder kernel
 
 // Rows [0, rows) of C, one thread per element (grid-stride in both dimensions), f32 accumulation.
 __global__ void gemm_main(Mat A, Mat B, Mat C, int64_t rows, double alpha, double beta) {
