@@ -304,15 +304,6 @@ void run_campaign(const Spec& spec, const CampaignOptions& opt) {
          // --no-features libFuzzer would otherwise keep one input and mutate
          // only that, which is not the same campaign minus the feedback.
          "-keep_seed=1",
-         // Cost-aware scheduling: libFuzzer mutates inputs that run faster
-         // than the corpus's average more often (up to 30x), slower ones less.
-         // A kept case of a new class can cost 1000x a tiny one (a GPU case's
-         // time grows with its elements); without this the feedback campaign
-         // drifted to large cases and ran at half the blind one's cases/s
-         // (docs/results/2026-11-30-h200-fuzz-feedback.md). Costs exact
-         // replay of a campaign (which input is mutated depends on timings);
-         // every failure still has its case file.
-         "-entropic_scale_per_exec_time=1",
          corpus.string()});
   exit_with_verdict();
 }
