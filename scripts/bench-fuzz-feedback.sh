@@ -3,8 +3,9 @@
 # failure sooner? Runs the same campaign on a needle kernel (a bug the gate's
 # sweep misses; default generated_kernels/needle/host/window_bug.yaml) with
 # and without --no-features, for seeds 1..SEEDS, and writes a Markdown table
-# of time and cases to the first failure, with the medians (a campaign that
-# finds nothing counts as its full time).
+# of time and cases to the first failure with the spec's expected verdict (and
+# its case), with the medians (a campaign that finds nothing counts as its
+# full time).
 #   scripts/bench-fuzz-feedback.sh [SECONDS] [SEEDS] [OUT.md] [SPEC] [PARALLEL]
 # ASSAY (default build/assay) names the binary; KEEP=DIR keeps every campaign's
 # output and log there. PARALLEL > 1 runs that many
@@ -31,36 +32,44 @@ for seed in $(seq 1 "$seeds"); do
 done
 wait
 python3 - "$work" "$seeds" "$seconds" "$spec" > "$work/table.md" <<'PY'
-import json, os, statistics, sys
+import json, os, re, statistics, sys
 work, seeds, seconds, spec = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+# Only the needle counts: the first failure with the spec's expected verdict.
+expect = re.search(r"^expect:\s*(\w+)", open(spec).read(), re.M).group(1)
 def load(mode, seed):
     try:
         return json.load(open(os.path.join(work, f"{mode}-{seed}.json")))["kernels"][0]
     except Exception:
         return None
+def needle(s):
+    hits = [f for f in (s or {}).get("failures", []) if f["verdict"] == expect]
+    return min(hits, key=lambda f: f["seconds"]) if hits else None
 def cell(s):
     if s is None: return "no summary (campaign died)"
-    t = s.get("time_to_first_failure_s")
-    if t is None: return f"not found ({s['cases']} cases)"
-    return f"{t:.1f} s / {s['failures'][0]['cases']} cases"
-def first(s):  # seconds to the first failure, the whole time when none
-    t = None if s is None else s.get("time_to_first_failure_s")
-    return seconds if t is None else t
+    f = needle(s)
+    if f is None: return f"not found ({s['cases']} cases)"
+    dims = re.search(r"m=\d+ n=\d+ k=\d+", f.get("case", "")) if isinstance(f.get("case"), str) else None
+    return f"{f['seconds']:.1f} s / {f['cases']} cases" + (f" ({dims.group(0)})" if dims else "")
+def first(s):  # seconds to the needle, the whole time when not found
+    f = needle(s)
+    return seconds if f is None else f["seconds"]
 rows, times = [], {"with": [], "without": []}
 found = {"with": 0, "without": 0}
 for seed in range(1, seeds + 1):
     w, wo = load("with", seed), load("without", seed)
     for mode, s in (("with", w), ("without", wo)):
         times[mode].append(first(s))
-        found[mode] += s is not None and s.get("time_to_first_failure_s") is not None
+        found[mode] += needle(s) is not None
     rate = lambda s: "-" if s is None else f"{s['cases_per_s']:.0f}"
     rows.append(f"| {seed} | {cell(w)} | {cell(wo)} | {rate(w)} / {rate(wo)} |")
-print(f"Kernel: `{spec}`; each campaign {seconds:.0f} s.\n")
+print(f"Kernel: `{spec}` (its `{expect}` counts); each campaign {seconds:.0f} s.\n")
 print("| seed | first failure, with feedback | first failure, --no-features | cases/s with / without |")
 print("| --- | --- | --- | --- |")
 print("\n".join(rows))
 print(f"| **median** | **{statistics.median(times['with']):.1f} s** ({found['with']}/{seeds} found) | "
       f"**{statistics.median(times['without']):.1f} s** ({found['without']}/{seeds} found) | |")
+sooner = sum(a < b for a, b in zip(times["with"], times["without"]))
+print(f"\nFeedback sooner in {sooner} of {seeds} seeds.")
 PY
 note="Command: scripts/bench-fuzz-feedback.sh $seconds $seeds OUT $spec $parallel; commit $(git rev-parse --short HEAD); $(date -u +%F)."
 cat "$work/table.md"; echo; echo "$note"

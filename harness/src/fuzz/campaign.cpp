@@ -265,25 +265,15 @@ int drive(std::vector<std::string> args) {
 }
 
 
-// libFuzzer gives up when none of its first inputs is usable (all-zero bytes
-// decode to beta = 1, outside a spec that requires beta == 0): an empty
-// corpus starts with a few small cases fitted to the spec.
+// An empty corpus starts with the codec's seed cases.
 void seed_corpus(const fs::path& dir, const Spec& spec) {
   if (!fs::is_empty(dir)) return;
   int i = 0;
-  for (int64_t d : {1, 7, 33})
-    for (double beta : {0.0, 1.0}) {
-      Case c;
-      c.m = c.n = c.k = d;
-      c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
-      c.a = gemm::make_layout(d, d, false), c.b = c.a, c.c = c.a;
-      c.beta = beta, c.recipe = Recipe::ints, c.seed = uint64_t(d);
-      std::optional<Case> fitted = gemm::fit_requires(c, spec);
-      if (!fitted) continue;
-      auto bytes = encode(*fitted, campaign->limits);
-      std::ofstream(dir / fmt::format("seed-{}", i++), std::ios::binary)
-          .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-    }
+  for (const Case& c : seed_cases(spec)) {
+    auto bytes = encode(c, campaign->limits);
+    std::ofstream(dir / fmt::format("seed-{}", i++), std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
 }
 
 }  // namespace

@@ -238,4 +238,18 @@ Case mutate(const Case& c, uint64_t random, const CodecLimits& lim) {
   return x;
 }
 
+std::vector<Case> seed_cases(const Spec& spec) {
+  std::vector<Case> out;
+  for (int64_t d : {1, 7, 33})
+    for (double beta : {0.0, 1.0}) {
+      Case c;
+      c.m = c.n = c.k = d;
+      c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
+      c.a = gemm::make_layout(d, d, false), c.b = c.a, c.c = c.a;
+      c.beta = beta, c.recipe = Recipe::ints, c.seed = uint64_t(d);
+      if (std::optional<Case> fitted = gemm::fit_requires(c, spec)) out.push_back(*fitted);
+    }
+  return out;
+}
+
 }  // namespace assay::fuzz

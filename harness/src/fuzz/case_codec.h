@@ -42,5 +42,10 @@ std::vector<uint8_t> encode(const Case& c, const CodecLimits& lim = CodecLimits{
 // move: one dimension to 2^20..2^22 and a neighbour, and either the others
 // small or one of them so that a tensor passes 2^31 elements.
 Case mutate(const Case& c, uint64_t random, const CodecLimits& lim);
+// A campaign's first inputs: small square cases (1, 7, 33; beta 0 and 1, integer
+// values) fitted to the spec's requires. libFuzzer gives up when none of its
+// first inputs is usable (all-zero bytes decode to beta = 1, outside a spec
+// that requires beta == 0).
+std::vector<Case> seed_cases(const Spec& spec);
 
 }  // namespace assay::fuzz

@@ -1,0 +1,119 @@
+// A laboratory for the fuzzer's search, without kernels: libFuzzer drives the
+// campaign's codec, mutator and feedback (harness/src/fuzz) over a
+// modelled kernel that is wrong only in a window, m % BLOCK above BLOCK / 2 and
+// k > STAGE (generated_kernels/needle/*/window_bug), and the run stops at the
+// first case in the window. It counts executions, not seconds: whether the
+// feedback or a move reaches the window in fewer cases, thousands of times
+// faster than real campaigns, and exactly reproducible per seed. The GPU
+// measurement (scripts/bench-fuzz-feedback.sh) stays the one that counts.
+//
+//   assay_fuzz_lab BLOCK STAGE with|without SEED [MAX_RUNS]
+//
+// Limits are cuda's ordinary ones (campaign.cpp). Prints "found after N cases
+// (S s ...)" or "not found in N cases (S s ...)", exit 0 either way. A pass's error is modelled as a
+// correct f32 sum's: exact on integers, else growing as sqrt(k) in ulps.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "case/rng.h"
+#include "fuzz/case_codec.h"
+#include "fuzz/feedback.h"
+
+extern "C" int LLVMFuzzerRunDriver(int* argc, char*** argv, int (*cb)(const uint8_t*, size_t));
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+namespace {
+using namespace assay;
+namespace fs = std::filesystem;
+
+struct Lab {
+  Spec spec;
+  fuzz::CodecLimits limits;
+  int64_t block = 64, stage = 2048, cases = 0;
+  // A GPU case's time, modelled from the H200 bench (docs/results/
+  // 2026-11-30-h200-planned-cases.md, 2026-11-29-h200-speed.md): about 1 ms,
+  // plus about 60 ns per element of C (the FP64 reference's bound and the
+  // comparison, three calls).
+  double modelled_seconds = 0;
+  fs::path corpus;  // removed at the end either way
+} lab;
+
+int run_one(const uint8_t* data, size_t size) {
+  const Case c = fuzz::decode(data, size, lab.spec, lab.limits);
+  ++lab.cases;
+  lab.modelled_seconds += 1e-3 + 60e-9 * double(c.m) * double(c.n);
+  CaseOutcome o;
+  if (c.m % lab.block > lab.block / 2 && c.k > lab.stage) {
+    std::printf("found after %lld cases (%.1f s on a GPU, modelled): m=%lld n=%lld k=%lld\n", (long long)lab.cases,
+                lab.modelled_seconds, (long long)c.m, (long long)c.n, (long long)c.k);
+    std::fflush(stdout);
+    fs::remove_all(lab.corpus);
+    std::_Exit(0);
+  }
+  if (c.recipe != Recipe::ints) {
+    o.stats.max_ulps = std::sqrt(double(c.k) + 1);
+    o.stats.max_ratio = o.stats.max_ulps / (2.0 * double(c.k + 4));
+  }
+  fuzz::record_features(c, o);
+  return 0;
+}
+
+}  // namespace
+
+// The campaign's mutator (campaign.cpp), over the lab's limits.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  if (seed % 4 == 0) return LLVMFuzzerMutate(data, size, max_size);
+  auto bytes = fuzz::encode(fuzz::mutate(fuzz::decode(data, size, lab.spec, lab.limits), mix64(seed), lab.limits),
+                            lab.limits);
+  size_t n = std::min(bytes.size(), max_size);
+  std::memcpy(data, bytes.data(), n);
+  return n;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: %s BLOCK STAGE with|without SEED [MAX_RUNS]\n", argv[0]);
+    return 2;
+  }
+  lab.block = std::atoll(argv[1]), lab.stage = std::atoll(argv[2]);
+  const bool features = std::string(argv[3]) == "with";
+  const std::string seed = argv[4], runs = argc > 5 ? argv[5] : "1000000";
+  // ASSAY_FUZZ_LAB_LIMITS=host: the host's ordinary limits instead of cuda's.
+  const char* which = std::getenv("ASSAY_FUZZ_LAB_LIMITS");
+  const bool host = which && std::string(which) == "host";
+  lab.limits.max_dim = 8192, lab.limits.max_work = double(1 << (host ? 22 : 30));
+  lab.limits.max_elements = double(1 << (host ? 17 : 22));
+  if (!host) {  // huge cases as on an H200 campaign planning for 8 GiB (scripts/bench-fuzz-feedback.sh's GPU runs)
+    lab.limits.huge = gemm::SweepTarget{BackendKind::cuda, 8.0 * (1 << 30)};
+    lab.limits.max_huge_work = double(int64_t(1) << 36);
+  }
+  fuzz::enable_features(features, lab.limits.max_work / 8, lab.limits.max_elements / 8);  // as campaign.cpp
+  lab.corpus = fs::temp_directory_path() / ("assay-fuzz-lab-" + std::to_string(::getpid()));
+  const fs::path& corpus = lab.corpus;
+  fs::create_directories(corpus);
+  int i = 0;
+  for (const Case& c : fuzz::seed_cases(lab.spec)) {
+    auto bytes = fuzz::encode(c, lab.limits);
+    std::ofstream(corpus / ("seed-" + std::to_string(i++)), std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  }
+  std::vector<std::string> args = {"assay-fuzz-lab", "-seed=" + seed, "-runs=" + runs, "-max_len=64",
+                                    "-keep_seed=1", "-print_final_stats=0", "-reload=0", corpus.string()};
+  std::vector<char*> av;
+  for (auto& a : args) av.push_back(a.data());
+  av.push_back(nullptr);
+  int ac = int(args.size());
+  char** avp = av.data();
+  std::atexit([] {  // libFuzzer exits when its runs are done
+    std::printf("not found in %lld cases (%.1f s on a GPU, modelled)\n", (long long)lab.cases, lab.modelled_seconds);
+    fs::remove_all(lab.corpus);
+  });
+  return LLVMFuzzerRunDriver(&ac, &avp, run_one);
+}
