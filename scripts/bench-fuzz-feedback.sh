@@ -3,9 +3,8 @@
 # failure sooner? Runs the same campaign on a needle kernel (a bug the gate's
 # sweep misses; default generated_kernels/needle/host/window_bug.yaml) with
 # and without --no-features, for seeds 1..SEEDS, and writes a Markdown table
-# of time and cases to the first failure with the spec's expected verdict (and
-# its case), with the medians (a campaign that finds nothing counts as its
-# full time).
+# of time and cases to the first failure (its verdict and dims), with the
+# medians (a campaign that finds nothing counts as its full time).
 #   scripts/bench-fuzz-feedback.sh [SECONDS] [SEEDS] [OUT.md] [SPEC] [PARALLEL]
 # ASSAY (default build/assay) names the binary; KEEP=DIR keeps every campaign's
 # output and log there. PARALLEL > 1 runs that many
@@ -34,22 +33,23 @@ wait
 python3 - "$work" "$seeds" "$seconds" "$spec" > "$work/table.md" <<'PY'
 import json, os, re, statistics, sys
 work, seeds, seconds, spec = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-# Only the needle counts: the first failure with the spec's expected verdict.
-expect = re.search(r"^expect:\s*(\w+)", open(spec).read(), re.M).group(1)
+# A needle kernel is wrong only in its window, so its first failure of any
+# verdict is the needle (dropped products holding NaN or Inf give nan_mismatch);
+# the case's dims show that it lies in the window.
 def load(mode, seed):
     try:
         return json.load(open(os.path.join(work, f"{mode}-{seed}.json")))["kernels"][0]
     except Exception:
         return None
 def needle(s):
-    hits = [f for f in (s or {}).get("failures", []) if f["verdict"] == expect]
+    hits = (s or {}).get("failures", [])
     return min(hits, key=lambda f: f["seconds"]) if hits else None
 def cell(s):
     if s is None: return "no summary (campaign died)"
     f = needle(s)
     if f is None: return f"not found ({s['cases']} cases)"
     dims = re.search(r"m=\d+ n=\d+ k=\d+", f.get("case", "")) if isinstance(f.get("case"), str) else None
-    return f"{f['seconds']:.1f} s / {f['cases']} cases" + (f" ({dims.group(0)})" if dims else "")
+    return f"{f['seconds']:.1f} s / {f['cases']} cases" + (f" ({f['verdict']} {dims.group(0)})" if dims else "")
 def first(s):  # seconds to the needle, the whole time when not found
     f = needle(s)
     return seconds if f is None else f["seconds"]
@@ -62,7 +62,7 @@ for seed in range(1, seeds + 1):
         found[mode] += needle(s) is not None
     rate = lambda s: "-" if s is None else f"{s['cases_per_s']:.0f}"
     rows.append(f"| {seed} | {cell(w)} | {cell(wo)} | {rate(w)} / {rate(wo)} |")
-print(f"Kernel: `{spec}` (its `{expect}` counts); each campaign {seconds:.0f} s.\n")
+print(f"Kernel: `{spec}`; each campaign {seconds:.0f} s.\n")
 print("| seed | first failure, with feedback | first failure, --no-features | cases/s with / without |")
 print("| --- | --- | --- | --- |")
 print("\n".join(rows))

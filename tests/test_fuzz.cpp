@@ -68,6 +68,25 @@ std::vector<uint8_t> huge_genome(int dim, uint32_t value, uint16_t m, uint16_t n
 
 }  // namespace
 
+TEST_CASE("a campaign's seed cases are small, fitted to the spec's requires, and none where nothing fits", "[fuzz]") {
+  Spec plain;
+  auto seeds = fuzz::seed_cases(plain);
+  REQUIRE(seeds.size() == 6);  // m = n = k in 1, 7, 33; beta 0 and 1
+  for (const Case& c : seeds) CHECK((c.m == c.n && c.n == c.k && c.k <= 33));
+  Spec picky;
+  for (const char* r : {"k % 8 == 0", "beta == 0"}) picky.requires_.push_back(Requirement::parse(r));
+  seeds = fuzz::seed_cases(picky);
+  REQUIRE(!seeds.empty());
+  for (const Case& c : seeds) {
+    INFO(describe(c));
+    CHECK(c.k % 8 == 0);
+    CHECK(c.beta == 0);
+  }
+  Spec never;
+  never.requires_.push_back(Requirement::parse("m < 0"));
+  CHECK(fuzz::seed_cases(never).empty());
+}
+
 TEST_CASE("ordinary fuzz cases: k grows past 2048 in steps, m*n*k and the elements stay bounded", "[fuzz]") {
   Spec spec;
   const auto lim = host_limits();
