@@ -2,6 +2,8 @@
 // planted bug and shrinks it, while a correct kernel stays clean.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -85,6 +87,35 @@ TEST_CASE("a campaign's seed cases are small, fitted to the spec's requires, and
   Spec never;
   never.requires_.push_back(Requirement::parse("m < 0"));
   CHECK(fuzz::seed_cases(never).empty());
+}
+
+TEST_CASE("the feedback reaches a two-step window in fewer cases than blind mutation (fuzz lab)", "[fuzz]") {
+  // bench/fuzz_lab.cpp: the campaign's codec, mutator and features, no kernel,
+  // over a kernel wrong only for m % 128 in 65..127 and k > 4096, which no seed
+  // case is near. Counts are exact per seed, but heavy-tailed: over 200 seeds
+  // the medians differ 3x (docs/results/2026-11-30-h200-fuzz-feedback.md),
+  // over seeds 1-30 only 1.5x, so this asserts "fewer", over 50 seeds.
+  const std::string lab = (fs::path(ASSAY_BUILD_DIR) / "assay_fuzz_lab").string();
+  auto median_cases = [&](const char* mode) {
+    std::vector<int64_t> counts;
+    for (int seed = 1; seed <= 50; ++seed) {
+      const std::string cmd = testing::quote(lab) + " 128 4096 " + mode + " " + std::to_string(seed) + " 200000 2>/dev/null";
+      FILE* p = popen(cmd.c_str(), "r");
+      REQUIRE(p);
+      char line[256] = {};
+      long long n = -1;
+      while (std::fgets(line, sizeof line, p))
+        if (std::sscanf(line, "found after %lld cases", &n) == 1 || std::sscanf(line, "not found in %lld cases", &n) == 1) break;
+      pclose(p);
+      REQUIRE(n > 0);
+      counts.push_back(n);
+    }
+    std::sort(counts.begin(), counts.end());
+    return counts[counts.size() / 2];
+  };
+  const int64_t with = median_cases("with"), without = median_cases("without");
+  INFO("median cases to the window: " << with << " with feedback, " << without << " without");
+  CHECK(with < without);
 }
 
 TEST_CASE("ordinary fuzz cases: k grows past 2048 in steps, m*n*k and the elements stay bounded", "[fuzz]") {
