@@ -210,7 +210,7 @@ void write_summary(bool final) {
 }
 
 // libFuzzer's exit status is its own; ours says whether a failure was found.
-void exit_with_verdict() {
+[[noreturn]] void exit_with_verdict() {
   write_summary(true);
   std::fflush(nullptr);
   std::_Exit(campaign->found.empty() ? exit_pass : exit_kernel_failed);
