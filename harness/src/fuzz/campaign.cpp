@@ -264,7 +264,6 @@ int drive(std::vector<std::string> args) {
   return LLVMFuzzerRunDriver(&argc, &argvp, run_one);
 }
 
-
 // An empty corpus starts with the codec's seed cases.
 void seed_corpus(const fs::path& dir, const Spec& spec) {
   if (!fs::is_empty(dir)) return;
