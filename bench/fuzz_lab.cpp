@@ -20,13 +20,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <unistd.h>
 
 #include "case/rng.h"
 #include "fuzz/case_codec.h"
+#include "fuzz/corpus.h"
 #include "fuzz/feedback.h"
 
 extern "C" int LLVMFuzzerRunDriver(int* argc, char*** argv, int (*cb)(const uint8_t*, size_t));
@@ -85,21 +85,12 @@ int main(int argc, char** argv) {
   // ASSAY_FUZZ_LAB_LIMITS=host: the host's ordinary limits instead of cuda's.
   const char* which = std::getenv("ASSAY_FUZZ_LAB_LIMITS");
   const bool host = which && std::string(which) == "host";
-  lab.limits.max_dim = 8192, lab.limits.max_work = double(1 << (host ? 22 : 30));
-  lab.limits.max_elements = double(1 << (host ? 17 : 22));
-  if (!host) {  // as scripts/bench-fuzz-feedback.sh's GPU runs, planning for 8 GiB
-    lab.limits.huge = gemm::SweepTarget{BackendKind::cuda, 8.0 * (1 << 30)};
-    lab.limits.max_huge_work = double(int64_t(1) << 36);
-  }
-  fuzz::enable_features(features, lab.limits.max_work / 8, lab.limits.max_elements / 8);  // as campaign.cpp
+  // A GPU campaign's limits as when planning for 8 GiB (scripts/bench-fuzz-feedback.sh's runs).
+  lab.limits = fuzz::campaign_limits(host ? BackendKind::host : BackendKind::cuda, 8.0 * (1 << 30));
+  fuzz::enable_features(features, lab.limits);
   lab.corpus = fs::temp_directory_path() / ("assay-fuzz-lab-" + std::to_string(::getpid()));
   fs::create_directories(lab.corpus);
-  int i = 0;
-  for (const Case& c : fuzz::seed_cases(lab.spec)) {
-    auto bytes = fuzz::encode(c, lab.limits);
-    std::ofstream(lab.corpus / ("seed-" + std::to_string(i++)), std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  }
+  fuzz::seed_fuzz_corpus(lab.corpus, lab.spec, lab.limits);  // as a campaign starts
   std::vector<std::string> args = {"assay-fuzz-lab", "-seed=" + seed, "-runs=" + runs, "-max_len=64",
                                     "-keep_seed=1", "-print_final_stats=0", "-reload=0", lab.corpus.string()};
   std::vector<char*> av;

@@ -20,6 +20,19 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
+// Runs a shell command line; its stdout and stderr together, and its exit code.
+inline CliResult run_command(const std::string& cmd) {
+  CliResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
 // A fresh scratch folder, removed afterwards; commands run inside it.
 struct Workdir {
   std::filesystem::path dir;
@@ -34,16 +47,7 @@ struct Workdir {
   }
   CliResult run(const std::string& args) const {
     const std::string assay = (std::filesystem::path(ASSAY_BUILD_DIR) / "assay").string();
-    std::string cmd = "cd " + quote(dir.string()) + " && " + quote(assay) + " " + args + " 2>&1";
-    CliResult r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-    int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return run_command("cd " + quote(dir.string()) + " && " + quote(assay) + " " + args);
   }
   std::filesystem::path write(const std::string& name, const std::string& text) const {
     std::ofstream(dir / name, std::ios::binary) << text;

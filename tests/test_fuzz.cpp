@@ -99,14 +99,13 @@ TEST_CASE("the feedback reaches a two-step window in fewer cases than blind muta
   auto median_cases = [&](const char* mode) {
     std::vector<int64_t> counts;
     for (int seed = 1; seed <= 50; ++seed) {
-      const std::string cmd = testing::quote(lab) + " 128 4096 " + mode + " " + std::to_string(seed) + " 200000 2>/dev/null";
-      FILE* p = popen(cmd.c_str(), "r");
-      REQUIRE(p);
-      char line[256] = {};
+      const testing::CliResult r =
+          testing::run_command(testing::quote(lab) + " 128 4096 " + mode + " " + std::to_string(seed) + " 200000");
+      // The lab's last line: "found after N cases: ..." or "not found in N cases".
       long long n = -1;
-      while (std::fgets(line, sizeof line, p))
-        if (std::sscanf(line, "found after %lld cases", &n) == 1 || std::sscanf(line, "not found in %lld cases", &n) == 1) break;
-      pclose(p);
+      for (const char* said : {"found after ", "not found in "})
+        if (size_t at = r.output.find(said); n < 0 && at != std::string::npos)
+          std::sscanf(r.output.c_str() + at + std::strlen(said), "%lld", &n);
       REQUIRE(n > 0);
       counts.push_back(n);
     }

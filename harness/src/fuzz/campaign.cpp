@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "exec/executor.h"
 #include "fuzz/case_codec.h"
+#include "fuzz/corpus.h"
 #include "fuzz/feedback.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_tolerance.h"
@@ -228,20 +229,11 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   cp.opt = opt;
   cp.backend = make_backend(spec.backend);
   const bool host = spec.backend == BackendKind::host;
-  // Ordinary cases: any dimension up to 8191 (k past 2048, say), their cost
-  // bounded instead by m*n*k and by the elements of A, B and C: about the
-  // old ceilings of 160 (host) and 1024 (GPU) per dimension, m*n*k = 160^3
-  // and 1024^3, with some room for one long dimension.
-  cp.limits.max_dim = opt.max_dim > 0 ? opt.max_dim : 8192;
-  cp.limits.max_work = opt.max_work > 0 ? opt.max_work : host ? double(1 << 22) : double(1 << 30);
-  cp.limits.max_elements = opt.max_elements > 0 ? opt.max_elements : host ? double(1 << 17) : double(1 << 22);
-  // Huge cases where the gate runs its cases past 2^31 elements: on cuda,
-  // within the memory budget (never the host). They exist to cross index and
-  // grid limits, which takes elements, not work: 2^36 multiply-adds still
-  // lets a 2^31-element C have k = 32, a 32x cheaper worst case than the
-  // gate's 2^41 (under which an H200 campaign once ran 26 cases in 66 s).
-  cp.limits.huge = gemm::SweepTarget{cp.backend->kind(), double(cp.backend->memory_budget())};
-  cp.limits.max_huge_work = host ? 0 : std::min(limits_for(*cp.backend).max_work, double(int64_t(1) << 36));
+  cp.limits = campaign_limits(cp.backend->kind(), double(cp.backend->memory_budget()));
+  if (opt.max_dim > 0) cp.limits.max_dim = opt.max_dim;
+  if (opt.max_work > 0) cp.limits.max_work = opt.max_work;
+  if (opt.max_elements > 0) cp.limits.max_elements = opt.max_elements;
+  cp.limits.max_huge_work = std::min(cp.limits.max_huge_work, limits_for(*cp.backend).max_work);
   const bool isolate = opt.isolation == Isolation::worker;
   LoaderOptions lo = opt.loader;
   lo.open = !isolate;
@@ -250,9 +242,7 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   cp.runner = make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
   cp.exec = ExecOptions{spec.compute, gemm::kDefaultScale, spec.deterministic, false, opt.timeout_s};
   cp.exec.subnormals = spec.subnormals;
-  // Shape features only for cases up to 1/8 of the largest ordinary cost:
-  // the class reached cheaply is what is worth keeping.
-  enable_features(opt.features, cp.limits.max_work / 8, cp.limits.max_elements / 8);
+  enable_features(opt.features, cp.limits);
 }
 
 int drive(std::vector<std::string> args) {
@@ -264,24 +254,13 @@ int drive(std::vector<std::string> args) {
   return LLVMFuzzerRunDriver(&argc, &argvp, run_one);
 }
 
-// An empty corpus starts with the codec's seed cases.
-void seed_corpus(const fs::path& dir, const Spec& spec) {
-  if (!fs::is_empty(dir)) return;
-  int i = 0;
-  for (const Case& c : seed_cases(spec)) {
-    auto bytes = encode(c, campaign->limits);
-    std::ofstream(dir / fmt::format("seed-{}", i++), std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  }
-}
-
 }  // namespace
 
 void run_campaign(const Spec& spec, const CampaignOptions& opt) {
   set_up(spec, opt);
   fs::path corpus = opt.corpus_dir.empty() ? campaign->kernel_dir() / "fuzz-corpus" : opt.corpus_dir;
   fs::create_directories(corpus);
-  seed_corpus(corpus, spec);
+  seed_fuzz_corpus(corpus, spec, campaign->limits);
   std::atexit(exit_with_verdict);  // libFuzzer exits when the time is up
   drive({"assay-fuzz", fmt::format("-max_total_time={}", std::max(1, int(opt.seconds))),
          fmt::format("-seed={}", (opt.seed * uint64_t(opt.shards) + uint64_t(opt.shard)) % 4000000000u + 1),

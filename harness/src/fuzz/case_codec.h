@@ -25,6 +25,12 @@ struct CodecLimits {
   double max_huge_work = 0;  // m*n*k of a huge case at most this
 };
 
+// A campaign's limits on `kind` (campaign.cpp; the fuzz lab's too). Ordinary
+// cases: any dimension below 8192, m*n*k at most 2^22 on the host and 2^30
+// on a GPU, elements at most 2^17 and 2^22. Huge cases on cuda only, within
+// `memory_budget` bytes and 2^36 multiply-adds.
+CodecLimits campaign_limits(BackendKind kind, double memory_budget);
+
 // A case with a dimension at or past lim.max_dim (only decode's huge extension makes one).
 bool is_huge(const Case& c, const CodecLimits& lim);
 

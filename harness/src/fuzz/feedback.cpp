@@ -43,9 +43,9 @@ int log2_bucket(double x) {
 
 }  // namespace
 
-void enable_features(bool on, double max_work, double max_elements) {
+void enable_features(bool on, const CodecLimits& lim) {
   enabled = on;
-  max_feature_work = max_work, max_feature_elements = max_elements;
+  max_feature_work = lim.max_work / 8, max_feature_elements = lim.max_elements / 8;
 }
 
 void record_features(const Case& c, const CaseOutcome& o) {

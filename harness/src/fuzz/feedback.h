@@ -6,6 +6,7 @@
 #pragma once
 #include "case/case.h"
 #include "exec/executor.h"
+#include "fuzz/case_codec.h"
 
 namespace assay::fuzz {
 
@@ -18,7 +19,9 @@ namespace assay::fuzz {
 // campaign to slow cases.
 void record_features(const Case& c, const CaseOutcome& o);
 // on = false: no feature is set (to measure how much the feedback matters).
-void enable_features(bool on, double max_feature_work = 1e300, double max_feature_elements = 1e300);
+// Shape and error features only for cases up to 1/8 of lim's ordinary cost
+// bounds: the class reached cheaply is what is worth keeping.
+void enable_features(bool on, const CodecLimits& lim);
 
 // The signature failures are deduplicated by: verdict + shape and layout class.
 std::string failure_signature(const Case& c, Verdict v);
