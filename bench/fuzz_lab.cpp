@@ -75,13 +75,24 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 }
 
 int main(int argc, char** argv) {
-  if (argc < 5) {
-    std::fprintf(stderr, "usage: %s BLOCK STAGE with|without SEED [MAX_RUNS]\n", argv[0]);
+  auto number = [](const char* s, long long& v) {  // a whole decimal number, nothing else
+    char* end = nullptr;
+    v = std::strtoll(s, &end, 10);
+    return end != s && *end == 0;
+  };
+  long long block = 0, stage = 0, seed = 0, runs = 1000000;
+  const std::string mode = argc > 3 ? argv[3] : "";
+  if (argc < 5 || argc > 6 || !number(argv[1], block) || block < 2 || !number(argv[2], stage) || stage < 0 ||
+      (mode != "with" && mode != "without") || !number(argv[4], seed) || seed < 0 ||
+      (argc == 6 && (!number(argv[5], runs) || runs < 1))) {
+    std::fprintf(stderr,
+                 "usage: %s BLOCK STAGE with|without SEED [MAX_RUNS]\n"
+                 "  BLOCK >= 2, STAGE >= 0, SEED >= 0, MAX_RUNS >= 1: whole numbers\n",
+                 argv[0]);
     return 2;
   }
-  lab.block = std::atoll(argv[1]), lab.stage = std::atoll(argv[2]);
-  const bool features = std::string(argv[3]) == "with";
-  const std::string seed = argv[4], runs = argc > 5 ? argv[5] : "1000000";
+  lab.block = block, lab.stage = stage;
+  const bool features = mode == "with";
   // ASSAY_FUZZ_LAB_LIMITS=host: the host's ordinary limits instead of cuda's.
   const char* which = std::getenv("ASSAY_FUZZ_LAB_LIMITS");
   const bool host = which && std::string(which) == "host";
@@ -91,7 +102,7 @@ int main(int argc, char** argv) {
   lab.corpus = fs::temp_directory_path() / ("assay-fuzz-lab-" + std::to_string(::getpid()));
   fs::create_directories(lab.corpus);
   fuzz::seed_fuzz_corpus(lab.corpus, lab.spec, lab.limits);  // as a campaign starts
-  std::vector<std::string> args = {"assay-fuzz-lab", "-seed=" + seed, "-runs=" + runs, "-max_len=64",
+  std::vector<std::string> args = {"assay-fuzz-lab", "-seed=" + std::to_string(seed), "-runs=" + std::to_string(runs), "-max_len=64",
                                     "-keep_seed=1", "-print_final_stats=0", "-reload=0", lab.corpus.string()};
   std::vector<char*> av;
   for (auto& a : args) av.push_back(a.data());

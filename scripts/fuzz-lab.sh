@@ -7,8 +7,13 @@
 # ASSAY_FUZZ_LAB_LIMITS=host uses the host's ordinary limits (default cuda's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -lt 2 ]; then echo "usage: $0 BLOCK STAGE [SEEDS] [FIRST_SEED] [MAX_CASES]" >&2; exit 2; fi
 block=$1 stage=$2 seeds=${3:-100} first=${4:-1} max=${5:-200000}
 lab=${ASSAY_FUZZ_LAB:-build/assay_fuzz_lab}
+# Arguments the lab refuses stop here, with its message, before any seed runs.
+if ! err=$("$lab" "$block" "$stage" with "$first" 1 2>&1 >/dev/null); then
+  grep "usage\|BLOCK" <<< "$err" >&2; exit 2
+fi
 echo "| window | limits | mode | seeds | found | cases to the window: p25 / median / p75 |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for mode in with without; do

@@ -117,6 +117,16 @@ TEST_CASE("the feedback reaches a two-step window in fewer cases than blind muta
   CHECK(with < without);
 }
 
+TEST_CASE("the fuzz lab refuses bad arguments with its usage and exit 2", "[fuzz]") {
+  const std::string lab = testing::quote((fs::path(ASSAY_BUILD_DIR) / "assay_fuzz_lab").string());
+  for (const char* args : {"", "0 4096 with 1", "128 x with 1", "128 4096 maybe 1", "128 4096 with 1 0"}) {
+    INFO(args);
+    const testing::CliResult r = testing::run_command(lab + " " + args);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("usage:") != std::string::npos);
+  }
+}
+
 TEST_CASE("ordinary fuzz cases: k grows past 2048 in steps, m*n*k and the elements stay bounded", "[fuzz]") {
   Spec spec;
   const auto lim = host_limits();
