@@ -138,11 +138,17 @@ int run_one(const uint8_t* data, size_t size) {
       key = s.shrunk;
       f.explanation = explain(s);
       if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
-      // For the acceptance check (shrunk dims within 2x of the smallest failing):
-      // a few dozen cheap probes, once per distinct failure.
-      f.smallest = smallest_failing(cp.spec, key, o.verdict, probe, 64, shrink_seconds);
       f.shrunk_file =
           save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk");
+      // For the acceptance check (shrunk dims within 2x of the smallest failing):
+      // a few dozen cheap probes, once per distinct failure. Out of memory
+      // there leaves the shrunk case as it is.
+      try {
+        f.smallest = smallest_failing(cp.spec, key, o.verdict, probe, 64, shrink_seconds);
+      } catch (const OutOfMemory& e) {
+        f.smallest = SmallestFailing{{key.m, key.n, key.k}, {}, 0};  // upper bounds: the shrunk dims
+        f.explanation += fmt::format("smallest failing dimensions not searched: {}\n", e.what());
+      }
     } catch (const OutOfMemory& e) {
       // The device's memory is shared: the failure is kept as found, not lost.
       f.shrink_seconds = cp.elapsed() - s0;
