@@ -399,3 +399,74 @@ TEST_CASE("flush_allowance grows with k, |alpha|, |beta| and the recipes' magnit
   Case d = gemm_case(100, DType::f64, Recipe::uniform, 1, 0);
   CHECK(gemm::flush_allowance(d, Compute::f64) < 1e-300);
 }
+
+// Narrow compute (docs/tolerance.md): a kernel that converts its inputs into
+// a compute type narrower than their storage type, correctly rounded, passes
+// under `subnormals: ieee`; the same results still fail where the spec claims
+// the storage type's own precision.
+TEST_CASE("compare: converting inputs into a narrower compute type is modelled, not excused for f32", "[compare]") {
+  const double tiny = 11 * std::ldexp(1.0, -149);  // an f32 subnormal below TF32's grid (2^-136)
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Case c = gemm_case(16, DType::f32, Recipe::specials, 1, 0);
+  const Tolerance f32 = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
+  const Tolerance tf32 = gemm::tolerance(c, Compute::tf32, 2.0, poison_bits(DType::f32));
+  SECTION("a subnormal input rounded to 0 in TF32: the result loses it") {
+    Row row(DType::f32);
+    row.add(0.0, tiny * 0.7, tiny * 0.7);
+    CHECK(judge(row, tf32) == Verdict::pass);
+    CHECK(judge(row, f32) == Verdict::mismatch);
+    CHECK(tf32.abs_floor < std::ldexp(1.0, -126));  // only the bottom of the range is excused
+    Row big(DType::f32);
+    big.add(1e-30, 0.0, 0.0);
+    CHECK(judge(big, tf32) == Verdict::mismatch);
+  }
+  SECTION("an input that overflows at conversion: the class of the converted reference also counts") {
+    Row row(DType::f32);
+    row.add(nan, -inf, inf);  // f32 reference -Inf; in TF32 an input near FLT_MAX became +Inf: Inf - Inf
+    const std::vector<std::vector<double>> class_ref = {{nan}};
+    CHECK(verdict_of(compare(tf32, row.geom(), row.data.data(), row.ref.data(), row.bound.data(), nullptr,
+                             class_ref)) == Verdict::pass);
+    CHECK(judge(row, tf32) == Verdict::nan_mismatch);  // without the converted reference
+    const std::vector<std::vector<double>> finite_ref = {{-1.0}};  // a finite one excuses no class change
+    CHECK(verdict_of(compare(tf32, row.geom(), row.data.data(), row.ref.data(), row.bound.data(), nullptr,
+                             finite_ref)) == Verdict::nan_mismatch);
+    Row finite(DType::f32);
+    finite.add(inf, 3.0e38, 3.0e38);  // f32 reference finite, converted reference +Inf
+    const std::vector<std::vector<double>> inf_ref = {{-1.0}, {inf}};  // either of several counts
+    CHECK(verdict_of(compare(tf32, finite.geom(), finite.data.data(), finite.ref.data(), finite.bound.data(), nullptr,
+                             inf_ref)) == Verdict::pass);
+    const std::vector<std::vector<double>> minus_inf_ref = {{-inf}};
+    CHECK(verdict_of(compare(tf32, finite.geom(), finite.data.data(), finite.ref.data(), finite.bound.data(),
+                             nullptr, minus_inf_ref)) == Verdict::nan_mismatch);
+  }
+  SECTION("an f16 accumulator overflows past 65504, an f32 one does not") {
+    Case u = gemm_case(16, DType::f32, Recipe::mixed, 1, 0);
+    const Tolerance f16 = gemm::tolerance(u, Compute::f16, 2.0, poison_bits(DType::f32));
+    const Tolerance f32u = gemm::tolerance(u, Compute::f32, 2.0, poison_bits(DType::f32));
+    Row row(DType::f32);
+    row.add(inf, 1.0, 1e5);  // partial sums of |a||b| reach 1e5: past f16's range
+    CHECK(judge(row, f16) == Verdict::pass);
+    CHECK(judge(row, f32u) == Verdict::nan_mismatch);
+    Row small(DType::f32);
+    small.add(inf, 1.0, 6e4);  // within f16's range: no excuse
+    CHECK(judge(small, f16) == Verdict::nan_mismatch);
+  }
+}
+
+TEST_CASE("needs_class_reference: only where conversion can change a class", "[compare]") {
+  Case c = gemm_case(16, DType::f32, Recipe::specials, 1, 0);
+  CHECK(gemm::needs_class_reference(c, Compute::tf32));
+  CHECK(gemm::needs_class_reference(c, Compute::bf16));
+  CHECK(gemm::needs_class_reference(c, Compute::f16));
+  CHECK_FALSE(gemm::needs_class_reference(c, Compute::f32));  // nothing converts
+  c.recipe = Recipe::uniform;
+  CHECK_FALSE(gemm::needs_class_reference(c, Compute::tf32));  // [-1, 1): nothing overflows, no Inf to meet
+  c.recipe = Recipe::mixed;                                     // f32 mixed draws up to 2^24
+  CHECK(gemm::needs_class_reference(c, Compute::f16));          // past 65504
+  CHECK_FALSE(gemm::needs_class_reference(c, Compute::tf32));   // far inside f32's range
+  Case h = gemm_case(16, DType::f16, Recipe::specials, 1, 0);
+  CHECK_FALSE(gemm::needs_class_reference(h, Compute::f32));    // f16 fits f32 exactly
+  CHECK(gemm::converts(DType::f16, Compute::bf16));             // fewer bits
+  CHECK_FALSE(gemm::converts(DType::f16, Compute::tf32));       // f16 fits TF32 exactly
+  CHECK(gemm::converts(DType::bf16, Compute::f16));             // a narrower range
+}

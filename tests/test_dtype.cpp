@@ -296,3 +296,42 @@ TEST_CASE("round_to is idempotent and monotone", "[dtype]") {
     CHECK(non_monotone == 0);
   }
 }
+
+// Converting into a compute type (docs/tolerance.md, "Narrow compute"): one
+// nearest-even rounding with that type's range, checked against independent
+// encodings: the storage encoders for f16, bf16 and f32, and the bit-level
+// TF32 rounding of an f32 (add half of the 13 dropped bits, ties to even).
+TEST_CASE("round_compute rounds once into each compute type's grid and range", "[dtype]") {
+  auto tf32_bits = [](float x) {
+    uint32_t u = f32_bits(x);
+    if ((u & 0x7f800000u) == 0x7f800000u) return x;
+    u += 0xfffu + ((u >> 13) & 1u);
+    return f32_from_bits(u & 0xffffe000u);
+  };
+  uint64_t h = 0x1234;
+  for (int i = 0; i < 200000; ++i) {
+    h = h * 6364136223846793005ull + 1442695040888963407ull;
+    const float x = f32_from_bits(uint32_t(h >> 32));  // every class, subnormals and Inf/NaN included
+    INFO(x);
+    if (x != x) {
+      CHECK(std::isnan(round_compute(Compute::tf32, x)));
+      continue;
+    }
+    CHECK(f64_bits(round_compute(Compute::tf32, x)) == f64_bits(double(tf32_bits(x))));
+    CHECK(f64_bits(round_compute(Compute::f16, x)) == f64_bits(round_to(DType::f16, x)));
+    CHECK(f64_bits(round_compute(Compute::bf16, x)) == f64_bits(round_to(DType::bf16, x)));
+    CHECK(f64_bits(round_compute(Compute::f32, x)) == f64_bits(double(x)));
+    CHECK(f64_bits(round_compute(Compute::f64, x)) == f64_bits(double(x)));
+  }
+  // The cases that made correct narrow kernels fail (issue #13): an f32
+  // subnormal below TF32's grid rounds to 0; near FLT_MAX it overflows.
+  CHECK(round_compute(Compute::tf32, 11 * std::ldexp(1.0, -149)) == 0);
+  CHECK(round_compute(Compute::tf32, std::ldexp(1.0, -136)) == std::ldexp(1.0, -136));
+  CHECK(std::isinf(round_compute(Compute::tf32, -3.4028234663852886e38)));
+  CHECK(round_compute(Compute::tf32, -3.4028234663852886e38) < 0);
+  CHECK(round_compute(Compute::f16, 65519.0) == 65504.0);
+  CHECK(std::isinf(round_compute(Compute::f16, 65520.0)));
+  CHECK(round_compute(Compute::f16, std::ldexp(1.0, -25)) == 0);  // the tie rounds to even: 0
+  CHECK(round_compute(Compute::f16, std::ldexp(1.0, -24)) == std::ldexp(1.0, -24));
+  CHECK(std::isinf(round_compute(Compute::bf16, 3.4028234663852886e38)));
+}

@@ -252,3 +252,63 @@ TEST_CASE("keep: the executor's fills honour the case's keep modifier", "[values
   CHECK(decode(geom.dtype, load_bits(geom.dtype, buf.data + geom.index(4, 5) * dtype_bytes(geom.dtype))) != 0);
   be.release(buf);
 }
+
+// The sparse-change call (docs/cases.md): a patch changes exactly the
+// elements it covers, to other stored bits, and nothing else.
+TEST_CASE("patch: covered elements get other bits, every other element keeps its value", "[values]") {
+  for (Recipe r : {Recipe::ints, Recipe::uniform, Recipe::mixed, Recipe::specials})
+    for (DType t : kTypes) {
+      INFO(name(r) << " " << name(t));
+      RecipeParams p = params(r);
+      p.density = r == Recipe::ints ? 0.05 : 0.25, p.exp_lo = -8, p.exp_hi = 8;
+      p.keep.lo = 0.0, p.keep.hi = 0.5;  // half the elements cut to 0: a patch still changes them
+      RecipeParams q = p;
+      q.patch.seed = 99;
+      q.patch.listed = 3;
+      q.patch.at[0] = keep_position(0, 0), q.patch.at[1] = keep_position(7, 3), q.patch.at[2] = keep_position(2, 9);
+      RecipeParams row = p;
+      row.patch.seed = 5, row.patch.row = 4;
+      for (uint64_t i = 0; i < 10; ++i)
+        for (uint64_t j = 0; j < 10; ++j) {
+          const uint64_t before = recipe_bits(p, t, 42, 1, i, j);
+          const bool listed = (i == 0 && j == 0) || (i == 7 && j == 3) || (i == 2 && j == 9);
+          CHECK((recipe_bits(q, t, 42, 1, i, j) != before) == listed);
+          CHECK((recipe_bits(row, t, 42, 1, i, j) != before) == (i == 4));
+        }
+    }
+}
+
+TEST_CASE("sparse_change: one tensor the result reads, positions inside it that vary with the seed", "[values]") {
+  std::set<uint64_t> positions;
+  int kinds[3] = {0, 0, 0};
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    Case c;
+    c.m = 9, c.n = 5, c.k = 7, c.beta = seed % 2 ? 1.0 : 0.0, c.seed = seed;
+    c.a = gemm::make_layout(c.m, c.k, false), c.b = gemm::make_layout(c.k, c.n, false);
+    c.c = gemm::make_layout(c.m, c.n, false);
+    const gemm::SparseChange s = gemm::sparse_change(c);
+    REQUIRE(s.tensor >= 0);
+    if (c.beta == 0) CHECK(s.tensor != gemm::C);
+    const TensorGeom g = gemm::tensors(c)[s.tensor];
+    CHECK(s.patch.any());
+    if (s.patch.row >= 0) {
+      CHECK(s.patch.row < g.rows);
+      ++kinds[1];
+      continue;
+    }
+    CHECK(s.patch.listed >= 1);
+    CHECK(s.patch.listed <= Patch::kMaxListed);
+    ++kinds[s.patch.listed == 1 ? 0 : 2];
+    for (int i = 0; i < s.patch.listed; ++i) {
+      CHECK(int64_t(s.patch.at[i] >> 32) < g.rows);
+      CHECK(int64_t(s.patch.at[i] & 0xffffffffu) < g.cols);
+      positions.insert(s.patch.at[i] | uint64_t(s.tensor) << 62);
+    }
+  }
+  for (int k : kinds) CHECK(k > 50);  // one element, one row, scattered: each about a third
+  CHECK(positions.size() > 100);      // not a fixed set of positions
+  // Nothing the result reads: no change to make.
+  Case none;
+  none.m = 3, none.n = 3, none.k = 3, none.alpha = 0, none.beta = 0;
+  CHECK(gemm::sparse_change(none).tensor < 0);
+}

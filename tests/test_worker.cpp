@@ -184,12 +184,14 @@ TEST_CASE("in a batch, each case gets the verdict it gets on its own, crashes an
 
 TEST_CASE("planned cases: each case's calls follow each other in the worker, on fresh inputs, as one at a time",
           "[worker]") {
-  // The kernel logs m and a checksum of A for every call it gets.
+  // The kernel logs m and a checksum of A and B for every call it gets.
   const fs::path log = fs::temp_directory_path() / "assay-test-worker" / "planned-calls.log";
   fs::remove(log);
   Kernel k("worker_planned_log",
            "long m = c->outputs[0].shape[0]; double sum = 0;"
            " for (long i = 0; i < m * c->inputs[0].shape[1]; ++i) sum += ((float*)c->inputs[0].data)[i] * (i + 1);"
+           " for (long i = 0; i < c->inputs[1].shape[0] * c->inputs[1].shape[1]; ++i)"
+           "   sum += ((float*)c->inputs[1].data)[i] * (i + 7) * 1e3;"
            " FILE* f = fopen(\"" + log.string() + "\", \"a\"); fprintf(f, \"%ld %.9g\\n\", m, sum); fclose(f);"
            " gemm(c); return 0;");
   std::vector<Case> cases;
@@ -203,12 +205,13 @@ TEST_CASE("planned cases: each case's calls follow each other in the worker, on 
     in >> sum;
     calls.push_back({m, sum});
   }
-  REQUIRE(calls.size() == 15);  // 3 calls each (deterministic), nothing in between
+  REQUIRE(calls.size() == 20);  // 4 calls each (deterministic), nothing in between
   for (size_t i = 0; i < calls.size(); ++i) {
     INFO("call " << i);
-    CHECK(calls[i].first == long(i / 3 + 1));
-    if (i % 3 == 1) CHECK(calls[i].second != calls[i - 1].second);  // call 2: fresh inputs, put in place by the worker
-    if (i % 3 == 2) CHECK(calls[i].second == calls[i - 1].second);  // call 3: call 2's again
+    CHECK(calls[i].first == long(i / 4 + 1));
+    // calls 2 and 3: other inputs (fresh; a sparse change of A or B, as beta = 0), put in place by the worker
+    if (i % 4 == 1 || i % 4 == 2) CHECK(calls[i].second != calls[i - 1].second);
+    if (i % 4 == 3) CHECK(calls[i].second == calls[i - 1].second);  // call 4: call 3's again
   }
 }
 

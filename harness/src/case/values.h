@@ -59,6 +59,25 @@ ASSAY_HD bool keeps(const Keep& k, uint32_t tensor, uint64_t row, uint64_t col) 
   return u >= k.lo && u < k.hi;
 }
 
+// A few elements of one tensor that take other values than the recipe's:
+// the sparse-change call (docs/cases.md) redraws a tensor as the call before
+// had it except here, so that a result cached on any partial fingerprint of
+// the inputs is caught. Positions are drawn per case by the op.
+struct Patch {
+  static constexpr int kMaxListed = 8;
+  int64_t row = -1;               // >= 0: every element of this row
+  int32_t listed = 0;             // otherwise exactly these positions (keep_position)
+  uint64_t at[kMaxListed] = {};
+  uint64_t seed = 0;              // where the changed values are drawn from
+  ASSAY_HD bool any() const { return row >= 0 || listed > 0; }
+  ASSAY_HD bool covers(uint64_t r, uint64_t c) const {
+    if (row >= 0) return r == uint64_t(row);
+    for (int32_t i = 0; i < listed; ++i)
+      if (at[i] == keep_position(r, c)) return true;
+    return false;
+  }
+};
+
 // Parameters of one recipe for one tensor: chosen by the op's generator from
 // the case (dims, dtypes) so that results stay representable.
 struct RecipeParams {
@@ -67,11 +86,16 @@ struct RecipeParams {
   double density = 1.0;         // ints/specials: probability an element is nonzero / special
   int32_t exp_lo = 0, exp_hi = 0;  // mixed: exponent range
   Keep keep;                       // elements not kept are zero (the case's keep modifier)
+  // Each stored value is first rounded to this compute precision's grid (f64:
+  // not at all). Only the harness's class reference asks for it: the inputs
+  // as a kernel sees them after converting them into its compute type.
+  Compute rounded_to = Compute::f64;
+  Patch patch;                     // elements changed against the same seed's draw
 };
 
-// Raw (unrounded) value of element (row, col) of tensor `tensor`.
-ASSAY_HD double recipe_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
-                             uint64_t row, uint64_t col) {
+// Raw (unrounded) value of element (row, col) of tensor `tensor`, the patch aside.
+ASSAY_HD double drawn_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
+                            uint64_t row, uint64_t col) {
   if (!keeps(p.keep, tensor, row, col)) return 0.0;
   uint64_t idx = (row << 32) ^ col;  // rows and cols stay below 2^32 (generator bound)
   uint64_t h = hash3(seed, tensor, idx);
@@ -116,10 +140,30 @@ ASSAY_HD double recipe_value(const RecipeParams& p, DType t, uint64_t seed, uint
   }
 }
 
+// Raw value of element (row, col): the recipe's, or where the patch covers
+// it a value whose stored bits differ from the recipe's (nonzero even where
+// the keep rule or an ints density would give 0, so the change is real).
+ASSAY_HD double recipe_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
+                             uint64_t row, uint64_t col) {
+  const double old = drawn_value(p, t, seed, tensor, row, col);
+  if (!p.patch.any() || !p.patch.covers(row, col)) return old;
+  RecipeParams q = p;
+  q.keep = Keep{};
+  q.patch = Patch{};
+  if (q.recipe == Recipe::ints) q.density = 1.0;  // (for specials density is how many are special)
+  for (uint64_t j = 0; j < 8; ++j) {
+    const double v = drawn_value(q, t, p.patch.seed + j, tensor, row, col);
+    if (encode(t, v) != encode(t, old)) return v;
+  }
+  return old == 1.0 ? -1.0 : 1.0;
+}
+
 // Stored bits of that element in dtype t.
 ASSAY_HD uint64_t recipe_bits(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
                               uint64_t row, uint64_t col) {
-  return encode(t, recipe_value(p, t, seed, tensor, row, col));
+  const double v = recipe_value(p, t, seed, tensor, row, col);
+  if (p.rounded_to == Compute::f64) return encode(t, v);
+  return encode(t, round_compute(p.rounded_to, round_to(t, v)));
 }
 
 }  // namespace assay

@@ -2,6 +2,7 @@
 // bit-level conversions usable on host and device (no intrinsics, so the
 // rounding is identical on both).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -123,6 +124,39 @@ ASSAY_HD double decode(DType t, uint64_t bits) {
   }
 }
 ASSAY_HD double round_to(DType t, double d) { return decode(t, encode(t, d)); }
+
+// Round a double to the grid of a compute precision, to nearest even, with
+// that precision's exponent range: subnormals below its smallest normal and
+// +-Inf past its largest finite value (what converting an input into the
+// compute type does). f64 is the identity. tf32 is f32's range with 11 bits.
+struct ComputeFormat {
+  int bits;          // significand bits, the implicit one included
+  int emin;          // smallest normal exponent
+  double max;        // largest finite value
+};
+ASSAY_HD ComputeFormat format_of(Compute c) {
+  switch (c) {
+    case Compute::f64: return {53, -1022, 1.7976931348623157e308};
+    case Compute::f32: return {24, -126, 3.4028234663852886e38};
+    case Compute::tf32: return {11, -126, 3.4011621342146535e38};  // (2 - 2^-10) 2^127
+    case Compute::f16: return {11, -14, 65504.0};
+    default: return {8, -126, 3.3895313892515355e38};              // bf16: (2 - 2^-7) 2^127
+  }
+}
+// Spacing of the format's subnormals: its smallest positive value.
+ASSAY_HD double min_subnormal(ComputeFormat f) { return ldexp(1.0, f.emin - (f.bits - 1)); }
+ASSAY_HD double round_compute(Compute c, double x) {
+  if (c == Compute::f64 || !(fabs(x) <= 1.7976931348623157e308)) return x;  // f64, NaN, Inf
+  if (x == 0) return x;
+  const ComputeFormat f = format_of(c);
+  int e = 0;
+  frexp(x, &e);  // |x| in [2^(e-1), 2^e)
+  const int exp = (e - 1) > f.emin ? e - 1 : f.emin;
+  const double q = ldexp(1.0, exp - (f.bits - 1));  // the spacing at |x|: x / q is exact
+  const double r = rint(x / q) * q;                 // ties to even (the default rounding mode)
+  if (fabs(r) > f.max) return x > 0 ? f64_from_bits(0x7ff0000000000000ull) : -f64_from_bits(0x7ff0000000000000ull);
+  return r;
+}
 
 ASSAY_HD uint64_t load_bits(DType t, const void* p) {
   switch (dtype_bytes(t)) {

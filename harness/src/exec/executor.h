@@ -2,7 +2,9 @@
 //   call 1: fresh, poisoned memory; guards, inputs and output checked; the
 //           reference is computed only after the candidate ran;
 //   call 2: freshly drawn inputs in the same buffers (stale or cached answers);
-//   call 3: a bitwise repeat of call 2 when the spec says deterministic.
+//   call 3: call 2's inputs with a few elements changed, at positions drawn
+//           per case (answers cached on a partial fingerprint of the inputs);
+//   call 4: a bitwise repeat of call 3 when the spec says deterministic.
 // run_case sets up each call after judging the one before. run_cases plans
 // small cases whole: the later calls' inputs are staged up front, and the
 // candidate's process captures what each call left and puts the next call's
@@ -40,7 +42,7 @@ struct CaseTensors {
 
 struct CaseOutcome {
   Verdict verdict = Verdict::pass;
-  int call = 0;          // which call (1..3) failed; 0 when passed
+  int call = 0;          // which call (1..4) failed; 0 when passed
   std::string detail;    // one line for humans
   CompareStats stats;
   double seconds = 0;
@@ -59,7 +61,7 @@ inline bool planning_pays(BackendKind kind) { return kind == BackendKind::cuda; 
 CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
 
 // The outcomes of run_case for each case, in order, with every case's
-// buffers held at once, seven copies of each tensor (keep them small). Every
+// buffers held at once, ten copies of each tensor (keep them small). Every
 // call is made even after an earlier call of its case failed (the outcome is
 // the first failure's); a crash or hang ends its case. A case's seconds are an
 // equal share of the whole.

@@ -1,5 +1,6 @@
 #include "judge/compare.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace assay {
@@ -14,6 +15,18 @@ int64_t ordered(DType t, double x) {
   uint64_t sign = uint64_t(1) << (width - 1);
   int64_t mag = int64_t(bits & (sign - 1));
   return (bits & sign) ? -mag : mag;
+}
+
+// ref is NaN or an infinity, and got is NaN too or the same infinity.
+bool same_class(double got, double ref) {
+  return std::isnan(ref) ? std::isnan(got) : std::isinf(ref) && got == ref;
+}
+
+// got has the NaN/Inf class of element i of one of the references.
+bool class_of_one(std::span<const std::vector<double>> refs, int64_t i, double got) {
+  for (const auto& r : refs)
+    if (same_class(got, r[size_t(i)])) return true;
+  return false;
 }
 
 }  // namespace
@@ -32,7 +45,7 @@ double ulp_distance(DType t, double x, double y) {
 }
 
 CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
-                     const double* bound, const double* terms) {
+                     const double* bound, const double* terms, std::span<const std::vector<double>> class_refs) {
   CompareStats s;
   const int size = dtype_bytes(g.dtype);
   const double exact_limit = std::ldexp(1.0, tol.exact_bits);
@@ -49,11 +62,14 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
         ++s.unwritten;
         ok = false;
       } else if (std::isnan(exact_ref) || std::isinf(exact_ref)) {
-        ok = std::isnan(exact_ref) ? std::isnan(got) : got == exact_ref || (tol.inf_may_be_nan && std::isnan(got));
+        ok = same_class(got, exact_ref) || (tol.inf_may_be_nan && std::isnan(got)) || class_of_one(class_refs, i, got);
         class_error = !ok;
       } else if (!std::isfinite(got)) {
-        // Only an overflow of the output type may turn a finite result infinite.
-        ok = std::isinf(got) && std::isinf(expected) && (got > 0) == (exact_ref > 0);
+        // A finite result may turn non-finite only where the output type
+        // overflows, where the compute type's accumulator may, or where
+        // converting the inputs into the compute type made it non-finite.
+        ok = (std::isinf(got) && std::isinf(expected) && (got > 0) == (exact_ref > 0)) ||
+             bound[i] > tol.nonfinite_above || class_of_one(class_refs, i, got);
         class_error = !ok;
       } else if (tol.exact && bound[i] <= exact_limit) {
         ++s.exact_checked;
@@ -61,7 +77,7 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
       } else {
         allowed = tol.scale * tol.u_eff * bound[i] + ulp_of(tol.out, std::max(std::fabs(expected), std::fabs(got)));
         if (terms) allowed += tol.scale * tol.u_epilogue * terms[i];
-        allowed += tol.abs_extra;
+        allowed += tol.abs_extra + std::min(tol.abs_floor, 3.0 * bound[i]);
         ok = std::fabs(got - expected) <= allowed;
       }
       const double ulps = ulp_distance(tol.out, got, expected);

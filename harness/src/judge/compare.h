@@ -2,7 +2,9 @@
 // and its error-bound magnitude. Op-agnostic: the op's tolerance model
 // supplies the numbers (docs/tolerance.md derives them).
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/tensor_geom.h"
@@ -24,6 +26,14 @@ struct Tolerance {
   // reference is infinite (a flushed factor of an infinite product gives 0*Inf).
   double abs_extra = 0;
   bool inf_may_be_nan = false;
+  // Absolute error near zero of converting inputs into a narrower compute
+  // type and of underflow in a coarser accumulator. Capped per element at
+  // 3 * bound: rounding near zero moves a value by at most its own size, so
+  // each product's share is at most 3 |alpha a b| (and 0 where bound is 0).
+  double abs_floor = 0;
+  // A finite reference whose bound exceeds this may come back as any of
+  // +-Inf and NaN: the claimed compute type's accumulator overflows there.
+  double nonfinite_above = INFINITY;
 };
 
 struct BadElement {
@@ -46,9 +56,12 @@ double ulp_of(DType t, double x);
 
 // `out` points at the output's data start (its geometry g); ref, bound and
 // terms (the size of the epilogue's terms, may be null when u_epilogue is 0)
-// are g.rows * g.cols doubles, row-major.
+// are g.rows * g.cols doubles, row-major. class_refs: more references (each
+// as many doubles), on the inputs converted into the compute type, whose
+// NaN/Inf class an element may also have (docs/tolerance.md, "Narrow compute").
 CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
-                     const double* bound, const double* terms = nullptr);
+                     const double* bound, const double* terms = nullptr,
+                     std::span<const std::vector<double>> class_refs = {});
 // pass, unwritten_output, nan_mismatch or mismatch.
 Verdict verdict_of(const CompareStats& s);
 

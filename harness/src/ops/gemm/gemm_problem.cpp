@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
+
+#include "case/rng.h"
 
 namespace assay::gemm {
 
@@ -49,6 +52,28 @@ RecipeParams recipe_params(const Case& c, Operand which) {
     case Recipe::uniform: break;
   }
   return p;
+}
+
+SparseChange sparse_change(const Case& c) {
+  auto t = tensors(c);
+  std::vector<int> candidates;  // the tensors whose elements the result depends on
+  if (c.alpha != 0.0 && c.m > 0 && c.n > 0 && c.k > 0) candidates = {A, B};
+  if (reads_c0(c) && t[C].count() > 0) candidates.push_back(C);
+  SparseChange s;
+  if (candidates.empty()) return s;
+  uint64_t h = mix64(c.seed ^ 0x5ba25e0003ull);
+  auto next = [&h](uint64_t n) { h = mix64(h + 0x9e3779b97f4a7c15ull); return h % n; };
+  s.tensor = candidates[next(candidates.size())];
+  const TensorGeom& g = t[s.tensor];
+  s.patch.seed = mix64(c.seed ^ 0x5eed0003ull);
+  switch (next(3)) {
+    case 0: s.patch.listed = 1; break;  // one element
+    case 1: s.patch.row = int64_t(next(uint64_t(g.rows))); return s;
+    default: s.patch.listed = int32_t(2 + next(Patch::kMaxListed - 1)); break;  // 2..8 scattered
+  }
+  for (int i = 0; i < s.patch.listed; ++i)
+    s.patch.at[i] = keep_position(next(uint64_t(g.rows)), next(uint64_t(g.cols)));
+  return s;
 }
 
 std::optional<double> Context::variable(std::string_view name) const {

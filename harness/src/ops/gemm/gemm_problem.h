@@ -25,6 +25,18 @@ double default_timeout(const Case& c, BackendKind backend);
 // Value parameters of one operand, sized so results stay representable.
 RecipeParams recipe_params(const Case& c, Operand which);
 
+// The sparse-change call's edit (docs/cases.md): which tensor changes and
+// where. Drawn per case from its seed: one element, one row, or up to eight
+// scattered elements, of A, B or C0 (those the result reads), never at positions
+// fixed in advance, so that a kernel which fingerprints any fixed subset of
+// its inputs cannot tell the call from the one before. tensor < 0: nothing
+// the math reads can change (alpha == beta == 0, or empty tensors).
+struct SparseChange {
+  int tensor = -1;
+  Patch patch;
+};
+SparseChange sparse_change(const Case& c);
+
 // Lets `requires` expressions see m, n, k, alpha, beta and tensors A, B, C.
 class Context final : public EvalContext {
  public:

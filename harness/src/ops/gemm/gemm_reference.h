@@ -1,6 +1,7 @@
 // Picks the reference engine for where the data lives: Eigen for host
 // buffers, cuBLAS FP64 for device buffers (reference/host, reference/device).
 #pragma once
+#include <array>
 #include <vector>
 
 #include "backend/backend.h"
@@ -16,5 +17,14 @@ struct ReferenceResult {
 // ignored when beta == 0.
 ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, const std::byte* b,
                           const std::byte* c0);
+
+// FP64 results on the inputs converted into the compute type: A and B in
+// `compute` with C0 as it is, and where C0 converts too, once more with C0 in
+// the accumulator's type (kernels do either). The inputs are redrawn into
+// scratch memory with `drawn`, the parameters the call's inputs were drawn
+// with, and `seed`. Only their NaN/Inf classes are used
+// (gemm::needs_class_reference).
+std::vector<std::vector<double>> class_references(Backend& backend, const Case& c, Compute compute,
+                                                  const std::array<RecipeParams, 3>& drawn, uint64_t seed);
 
 }  // namespace assay::gemm

@@ -28,7 +28,41 @@ double max_abs(const Case& c, Operand which) {
   }
 }
 
+// Smallest positive value of a storage type (its subnormal spacing).
+double min_subnormal(DType t) { return std::ldexp(1.0, min_normal_exp(t) - (mantissa_bits(t) - 1)); }
+
+// Half the spacing of the compute format's subnormals when it is coarser
+// there than the storage type: the absolute part of converting an input.
+double conversion_floor(DType t, Compute compute) {
+  const double s = min_subnormal(format_of(compute));
+  return s > min_subnormal(t) ? 0.5 * s : 0.0;
+}
+
 }  // namespace
+
+Compute accumulator(Compute c) {
+  return c == Compute::f64 ? Compute::f64 : c == Compute::f16 ? Compute::f16 : Compute::f32;
+}
+
+bool converts(DType t, Compute c) {
+  const ComputeFormat f = format_of(c);
+  return f.bits < mantissa_bits(t) || f.emin > min_normal_exp(t) || min_subnormal(f) > min_subnormal(t) ||
+         f.max < max_finite(t);
+}
+
+bool needs_class_reference(const Case& c, Compute compute) {
+  const bool a = converts(c.a_type, compute), b = converts(c.b_type, compute);
+  const bool c0 = reads_c0(c) && converts(c.c_type, accumulator(compute));
+  if (!(a || b || c0)) return false;
+  switch (c.recipe) {
+    case Recipe::specials: return true;  // subnormals that round to 0 may meet an Inf: 0*Inf
+    case Recipe::mixed: {                // no Inf drawn: only overflow at conversion matters
+      auto over = [&](Operand x, Compute to) { return max_abs(c, x) >= format_of(to).max; };
+      return (a && over(A, compute)) || (b && over(B, compute)) || (c0 && over(C, accumulator(compute)));
+    }
+    default: return false;  // ints and [-1, 1) reals fit every format
+  }
+}
 
 // Flushing a subnormal x to zero changes it by |x| < the smallest normal of
 // the type it is flushed in. Per element of C = alpha*A*B + beta*C0, with
@@ -84,6 +118,30 @@ Tolerance tolerance(const Case& c, Compute compute, double scale, uint64_t poiso
   t.exact_bits = std::min(mantissa_bits(c.c_type), acc_bits);
   t.poisoned = c.beta == 0.0;
   t.poison = poison_bits;
+  // Below the normal range the model above is not relative. Converting an
+  // input into a compute type whose subnormals are coarser (tf32 2^-136, f16
+  // 2^-24 against f32's 2^-149) moves it by up to half their spacing, eta:
+  // a product a*b then errs by up to eta_A |b| + eta_B |a| + eta_A eta_B on top
+  // of the relative terms (with M_A, M_B bounding |a|, |b|; doubled for the
+  // relative rounding of these terms and of their sum). Where the
+  // accumulator's subnormals are coarser than the output's (an f16
+  // accumulator), each product and the four epilogue steps may also lose up
+  // to half their spacing; otherwise the output's own ulp term covers that
+  // (kept tight so that `subnormals: ieee` still means what it says).
+  const double scale_ab = c.alpha == 0.0 ? 0.0 : std::max(1.0, std::fabs(c.alpha));
+  const double k = double(std::max<int64_t>(c.k, 0));
+  const double eta_a = conversion_floor(c.a_type, compute), eta_b = conversion_floor(c.b_type, compute);
+  t.abs_floor = scale_ab * k * 2.0 * (eta_a * max_abs(c, B) + eta_b * max_abs(c, A) + eta_a * eta_b);
+  const double acc_spacing = min_subnormal(format_of(accumulator(compute)));
+  if (acc_spacing > min_subnormal(c.c_type)) t.abs_floor += (scale_ab * k + 4.0) * 0.5 * acc_spacing;
+  if (reads_c0(c)) t.abs_floor += std::fabs(c.beta) * 2.0 * conversion_floor(c.c_type, accumulator(compute));
+  // The accumulator overflows only where a partial sum can pass its largest
+  // value; the bound (|alpha| sum|a||b| + |beta||C0|) caps every exact
+  // partial sum scaled by min(1, |alpha|) (alpha is applied after the sum),
+  // and the computed ones stray from the exact ones by the relative model's
+  // T u_eff (converted inputs may be slightly larger than the originals).
+  const double acc_max = format_of(accumulator(compute)).max;
+  t.nonfinite_above = acc_max * (c.alpha == 0.0 ? 1.0 : std::min(1.0, std::fabs(c.alpha))) / (1.0 + scale * t.u_eff);
   if (subnormals == Subnormals::flush) {
     t.abs_extra = flush_allowance(c, compute);
     t.inf_may_be_nan = true;  // a flushed factor times an infinite one: 0 * Inf

@@ -18,4 +18,16 @@ Tolerance tolerance(const Case& c, Compute compute, double scale, uint64_t poiso
 // the case (derived in gemm_tolerance.cpp and docs/tolerance.md).
 double flush_allowance(const Case& c, Compute compute);
 
+// The precision a kernel of this compute type accumulates in: f16 for f16,
+// f64 for f64, f32 otherwise (tf32 and bf16 products sum in f32's range).
+Compute accumulator(Compute c);
+// Whether converting values of storage type t into compute type c can change
+// them (fewer bits, a narrower range or coarser subnormals).
+bool converts(DType t, Compute c);
+// Whether converting this case's drawn inputs into the compute type can
+// change some element's NaN/Inf class (an input overflowing to Inf, or a
+// subnormal rounding to 0 beside an Inf): then the class is also judged
+// against a reference on the converted inputs (docs/tolerance.md).
+bool needs_class_reference(const Case& c, Compute compute);
+
 }  // namespace assay::gemm

@@ -1,0 +1,89 @@
+// Correct cuda kernel under `compute: tf32`, without tensor cores: one thread
+// per element of C rounds every A and B element to TF32 (f32's exponent range,
+// 10 fraction bits) to nearest even by bit code (not cvt.rna, which rounds
+// ties away): f32 subnormals land on TF32's own subnormal grid (2^-136), values
+// past TF32's largest finite become +-Inf, Inf and NaN pass through. Products
+// (exact: 11 x 11 bits) and sums by f32 FMA in ascending k; the epilogue runs
+// in double and rounds once to f32. 64-bit indexing, grid-stride loops; any
+// m, n, k, strides and base offsets.
+// Expected verdict: pass.
+#include <assay/abi.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace {
+
+// A 2-D DLTensor in device memory: element (r, c) lives at base + (r*rs + c*cs) elements.
+struct Mat {
+  char* base;
+  int64_t rows, cols, rs, cs;
+  template <class T> __device__ T& at(int64_t r, int64_t c) const { return reinterpret_cast<T*>(base)[r * rs + c * cs]; }
+};
+Mat view(const DLTensor& t) {
+  return {static_cast<char*>(t.data) + t.byte_offset, t.shape[0], t.shape[1], t.strides ? t.strides[0] : t.shape[1],
+          t.strides ? t.strides[1] : 1};
+}
+
+bool same(const DLTensor& t, DLDataType d) {
+  return t.ndim == 2 && t.dtype.code == d.code && t.dtype.bits == d.bits && t.dtype.lanes == 1;
+}
+// True when the call is a GEMM with A and B of type `in` and C of type `out`.
+bool gemm_of(const assay_call* call, DLDataType in, DLDataType out) {
+  return call->num_inputs == 2 && call->num_outputs == 1 && call->num_scalars == 2 &&
+         same(call->inputs[0], in) && same(call->inputs[1], in) && same(call->outputs[0], out);
+}
+
+// A 2-D grid of `block`s over rows x cols, each dimension capped at 65535 blocks;
+// the kernels stride over whatever the grid does not cover.
+dim3 grid_for(int64_t rows, int64_t cols, dim3 block) {
+  auto cap = [](int64_t len, unsigned b) { return unsigned(std::min<int64_t>((len + b - 1) / b, 65535)); };
+  return dim3(cap(cols, block.x), cap(rows, block.y));
+}
+
+// The epilogue, BLAS semantics: alpha == 0 skips A*B (0*Inf is not NaN there),
+// beta == 0 never reads C0 (C may hold NaN poison).
+__device__ double combine(double ab, double alpha, double beta, float c0) {
+  double r = alpha == 0.0 ? 0.0 : alpha * ab;
+  if (beta != 0.0) r += beta * c0;
+  return r;
+}
+
+// f32 -> TF32 (kept in an f32), round to nearest even on the 13 dropped bits:
+// adding 0xfff plus the lowest kept bit carries exactly when rounding up; a
+// carry out of the fraction bumps the exponent (to Inf past (2 - 2^-10) 2^127).
+// Clearing 13 bits of an f32 subnormal leaves a multiple of 2^-136, TF32's
+// subnormal spacing. Integer arithmetic only, so no flush can happen.
+__device__ float to_tf32(float x) {
+  uint32_t u = __float_as_uint(x);
+  if ((u & 0x7f800000u) != 0x7f800000u) {  // Inf and NaN stay as they are
+    u += 0xfffu + ((u >> 13) & 1u);
+    u &= ~0x1fffu;
+  }
+  return __uint_as_float(u);
+}
+
+__global__ void gemm_tf32_rn(Mat A, Mat B, Mat C, double alpha, double beta) {
+  for (int64_t i = blockIdx.y * int64_t(blockDim.y) + threadIdx.y; i < C.rows; i += int64_t(gridDim.y) * blockDim.y)
+    for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < C.cols; j += int64_t(gridDim.x) * blockDim.x) {
+      float acc = 0.0f;
+      if (alpha != 0.0)
+        for (int64_t p = 0; p < A.cols; ++p) acc = fmaf(to_tf32(A.at<float>(i, p)), to_tf32(B.at<float>(p, j)), acc);
+      C.at<float>(i, j) = float(combine(acc, alpha, beta, C.at<float>(i, j)));
+    }
+}
+
+}  // namespace
+
+int assay_run(const assay_call* call) {
+  const DLDataType f32{kDLFloat, 32, 1};
+  if (!gemm_of(call, f32, f32)) return ASSAY_UNSUPPORTED;
+  const Mat A = view(call->inputs[0]), B = view(call->inputs[1]), C = view(call->outputs[0]);
+  const double alpha = call->scalars[0], beta = call->scalars[1];
+  const auto stream = static_cast<cudaStream_t>(call->stream);
+  if (C.rows == 0 || C.cols == 0) return ASSAY_OK;
+  const dim3 block(32, 8), grid = grid_for(C.rows, C.cols, block);
+  gemm_tf32_rn<<<grid, block, 0, stream>>>(A, B, C, alpha, beta);
+  return cudaGetLastError() == cudaSuccess ? ASSAY_OK : 2;
+}
