@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -282,4 +283,55 @@ TEST_CASE("cli: planned cases, 16 per exchange, give each kernel the report it g
   }
   CHECK(a[1]["verdict"] == "mismatch");
   CHECK(a[2]["verdict"] == "crash");
+}
+
+TEST_CASE("cli: --version names assay's own build, and each report carries it wherever it runs", "[cli][version]") {
+  Result v = assay::testing::run_command(quote(kAssay.string()) + " --version");
+  INFO(v.output);
+  CHECK(v.code == 0);
+  std::string line = v.output;
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  std::smatch m;
+  REQUIRE(std::regex_match(
+      line, m, std::regex(R"(assay \d+\.\d+ \(commit (\w+)(, clean|, with local changes)?, built \d{4}-\d\d-\d\d\))")));
+  const std::string commit = m[1].str();
+  CHECK(std::regex_match(commit, std::regex("[0-9a-f]{7,40}|unknown")));
+  const std::string commit_field = commit + (m[2].str() == ", with local changes" ? " (with local changes)" : "");
+
+  // Run from inside another repository, with a commit of its own.
+  Workdir w;
+  Result git = assay::testing::run_command(
+      "cd " + quote(w.dir.string()) +
+      " && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m other && git rev-parse --short HEAD");
+  INFO(git.output);
+  REQUIRE(git.code == 0);
+  std::string other = git.output;
+  while (!other.empty() && other.back() == '\n') other.pop_back();
+  CHECK(other != commit);
+
+  Result r = w.run(check_args(kHostSpecs / "bug_tail.yaml") + " --out out --json report.json --junit junit.xml");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  auto j = nlohmann::json::parse(slurp(w.dir / "report.json"));
+  CHECK(j["build"]["line"] == line);
+  CHECK(j["build"]["commit"] == commit);
+  CHECK(slurp(w.dir / "junit.xml").find("<property name=\"assay.build\" value=\"" + line + "\"/>") != std::string::npos);
+
+  Result z = w.run("zoo " + quote((kHostSpecs / "bug_tail.yaml").string()) +
+                   " --backend host --budget 2 --out results --json zoo.json --markdown zoo.md --cases-out zc "
+                   "--cache-dir " + quote(kCache.string()));
+  INFO(z.output);
+  REQUIRE(fs::exists(w.dir / "zoo.json"));
+  auto zj = nlohmann::json::parse(slurp(w.dir / "zoo.json"));
+  CHECK(zj["commit"] == commit_field);  // was the other repository's before issue #13
+  CHECK(zj["build"]["line"] == line);
+  CHECK(slurp(w.dir / "zoo.md").find("- assay: " + line + "\n") != std::string::npos);
+
+  Result f = w.run("fuzz " + quote((kHostSpecs / "naive_f32.yaml").string()) +
+                   " --time 1s --out fuzz-out --json fuzz.json --cache-dir " + quote(kCache.string()));
+  INFO(f.output);
+  REQUIRE(fs::exists(w.dir / "fuzz.json"));
+  auto fj = nlohmann::json::parse(slurp(w.dir / "fuzz.json"));
+  CHECK(fj["build"]["line"] == line);
+  CHECK(fj["kernels"][0]["build"]["line"] == line);
 }
