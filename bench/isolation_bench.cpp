@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "backend/backend.h"
+#include "core/build_info.h"
 #include "exec/executor.h"
 #include "exec/loader.h"
 #include "exec/worker_runner.h"
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
       "| in process | {:.0f} | {:.2f} | {:.0f} |\n| worker process | {:.0f} | {:.2f} | {:.0f} |\n\n"
       "worker / in-process throughput: {:.2f}\n",
       n, t_in, rate_in, n, t_worker, rate_worker, rate_worker / rate_in);
+  report += fmt::format("\nMeasured with {}.\n", build_line());
   std::fputs(report.c_str(), stdout);
   if (!out.empty()) std::ofstream(out) << report;
   return 0;

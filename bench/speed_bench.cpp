@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "backend/backend.h"
+#include "core/build_info.h"
 #include "exec/call_frame.h"
 #include "exec/executor.h"
 #include "exec/loader.h"
@@ -296,7 +297,8 @@ int main(int argc, char** argv) {
         1e6 / copies_after_harness.per_s(), 1e6 * copies_after_worker_s / n, wait_fill, loop_fill, wait_copies,
         loop_copies);
   }
-  std::string report = table + "\n" + overhead + "\nPer call (microseconds):\n\n" + profile + turns;
+  std::string report = table + "\n" + overhead + "\nPer call (microseconds):\n\n" + profile + turns +
+                       fmt::format("\nMeasured with {}.\n", build_line());
   std::fputs(report.c_str(), stdout);
   if (!out.empty()) std::ofstream(out) << report;
   return 0;

@@ -71,7 +71,7 @@ print(f"| **median** | **{statistics.median(times['with']):.1f} s** ({found['wit
 sooner = sum(a < b for a, b in zip(times["with"], times["without"]))
 print(f"\nFeedback sooner in {sooner} of {seeds} seeds.")
 PY
-note="Command: scripts/bench-fuzz-feedback.sh $seconds $seeds OUT $spec $parallel; commit $(git rev-parse --short HEAD); $(date -u +%F)."
+note="Command: scripts/bench-fuzz-feedback.sh $seconds $seeds OUT $spec $parallel; $("$assay" --version); $(date -u +%F)."
 cat "$work/table.md"; echo; echo "$note"
 if [ -n "$out" ]; then { cat "$work/table.md"; echo; echo "$note"; } > "$out"; fi
 if [ -n "${KEEP:-}" ]; then rm -rf "$KEEP"; mv "$work" "$KEEP"; else rm -rf "$work"; fi

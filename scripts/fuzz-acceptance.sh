@@ -54,10 +54,10 @@ for spec in "${specs[@]}"; do
 done
 wait
 sort -o "$runs" "$runs"
-python3 - "$runs" "$stem" "$backend" "$machine" "${ASSAY_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" "$(date -u +%FT%TZ)" \
+python3 - "$runs" "$stem" "$backend" "$machine" "$("$assay" --version 2>/dev/null || echo "assay (unknown build)")" "$(date -u +%FT%TZ)" \
   "scripts/fuzz-acceptance.sh --backend $backend --time $secs --clean-time $clean --parallel $parallel ${specs[*]}" <<'PY'
 import json, os, sys
-runs, stem, backend, machine, commit, date, command = sys.argv[1:8]
+runs, stem, backend, machine, build, date, command = sys.argv[1:8]
 rows = []
 for line in open(runs):
     spec, expect, secs, rc, path = line.rstrip("\n").split("\t")
@@ -80,7 +80,7 @@ for line in open(runs):
         row["ok"] = bool(fails) and all(v is not False for v in within.values())
     rows.append(row)
 ok = all(r["ok"] for r in rows)
-head = {"backend": backend, "machine": machine, "date": date, "commit": commit, "command": command, "all_ok": ok}
+head = {"backend": backend, "machine": machine, "date": date, "build": build, "command": command, "all_ok": ok}
 json.dump({**head, "kernels": rows}, open(stem + ".json", "w"), indent=2)
 
 def dims(d, e=None):
@@ -88,7 +88,7 @@ def dims(d, e=None):
 def num(x, f="{:.1f}"):
     return "-" if x is None else f.format(x)
 md = [f"# assay fuzz acceptance: {backend} ({date[:10]})", "",
-      f"Machine: {machine}. Commit {commit}. Command: `{command}`.", "",
+      f"Machine: {machine}. Built by {build}. Command: `{command}`.", "",
       "## Planted bugs: found, how fast, how small", "",
       "| kernel | expect | found (verdicts) | first failure | cases/s | shrink | shrunk dims | smallest failing | each <= 2x |",
       "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

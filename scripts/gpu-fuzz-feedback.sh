@@ -20,7 +20,7 @@ BIN=$1 OUT=$2 SECS=${3:-60} SEEDS=${4:-5} HUGE=${5:-45} P=${6:-2}
 export ASSAY_SOURCE_DIR=$PWD ASSAY=$BIN/assay
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/summary.txt"
-echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" >> "$OUT/summary.txt"
+"$ASSAY" --version >> "$OUT/summary.txt"  # the binaries' own build: this copy may not be a git checkout
 # The needle campaigns plan for 8 GiB each: their huge cases stay small ones.
 ASSAY_DEVICE_MEMORY_GIB=8 timeout $(( (SECS + 20) * 2 * SEEDS / P + 30 )) bash scripts/bench-fuzz-feedback.sh \
   "$SECS" "$SEEDS" "$OUT/needle-feedback.md" generated_kernels/needle/cuda/window_bug.yaml "$P" \

@@ -57,4 +57,7 @@ echo "== 4. compute-sanitizer replays"
 echo "exit $?"
 for f in "$WORK"/san/*/*.sanitizer-*.txt; do echo "--- $f"; grep -E "ERROR SUMMARY|Invalid|Program hit" "$f" | head -4; done
 
-tar czf "$OUT/isolation-cases.tgz" -C "$WORK" iso san killed 2>/dev/null
+echo "== 5. memcheck names the planted out-of-bounds writes (exact allocations, issue #13)"
+bash scripts/gpu-sanitize-oob.sh "$BIN" "$WORK/oob"
+
+tar czf "$OUT/isolation-cases.tgz" --exclude=oob/cache -C "$WORK" iso san killed oob 2>/dev/null

@@ -6,9 +6,10 @@ the last file given (a rerun after a fix replaces the earlier row).
 import json, statistics, sys
 
 stem, note_file, files = sys.argv[1], sys.argv[2], sys.argv[3:]
-rows, sources = {}, {}
+rows, sources, builds = {}, {}, set()
 for f in files:
     d = json.load(open(f))
+    builds.add((d.get("build") or {}).get("line") or d.get("commit", "unknown"))  # which assay made the shard
     for k in d["kernels"]:
         rows[k["name"]] = k
         sources[k["name"]] = d.get("command", "")
@@ -44,7 +45,9 @@ for c in checkers:
     md.append(f"| {c} | {len(caught)}/{len(judged_p)} ({100 * len(caught) / max(1, len(judged_p)):.0f}%) | "
               f"{fa}/{len(judged_c)} | {med} | {na} |")
 note = open(note_file).read()
-open(stem + ".md", "w").write(note + "\n" + "\n".join(md) + "\n")
-json.dump({"note": note, "kernels": [rows[n] for n in names], "totals": totals, "sources": sources},
+built = "Built by: " + "; ".join(sorted(builds)) + "\n"
+open(stem + ".md", "w").write(note + "\n" + built + "\n" + "\n".join(md) + "\n")
+json.dump({"note": note, "builds": sorted(builds), "kernels": [rows[n] for n in names], "totals": totals,
+           "sources": sources},
           open(stem + ".json", "w"), indent=1)
 print("\n".join(md[-6:]))

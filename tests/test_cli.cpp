@@ -5,11 +5,13 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "backend/backend.h"
 #include "case/case.h"
 #include "cli_support.h"
+#include "gate/sanitize.h"
 
 namespace fs = std::filesystem;
 
@@ -282,4 +285,129 @@ TEST_CASE("cli: planned cases, 16 per exchange, give each kernel the report it g
   }
   CHECK(a[1]["verdict"] == "mismatch");
   CHECK(a[2]["verdict"] == "crash");
+}
+
+TEST_CASE("cli: --version names assay's own build, and each report carries it wherever it runs", "[cli][version]") {
+  Result v = assay::testing::run_command(quote(kAssay.string()) + " --version");
+  INFO(v.output);
+  CHECK(v.code == 0);
+  std::string line = v.output;
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  std::smatch m;
+  REQUIRE(std::regex_match(
+      line, m, std::regex(R"(assay \d+\.\d+ \(commit (\w+)(, clean|, with local changes)?, built \d{4}-\d\d-\d\d\))")));
+  const std::string commit = m[1].str();
+  CHECK(std::regex_match(commit, std::regex("[0-9a-f]{7,40}|unknown")));
+  const std::string commit_field = commit + (m[2].str() == ", with local changes" ? " (with local changes)" : "");
+
+  // Run from inside another repository, with a commit of its own.
+  Workdir w;
+  Result git = assay::testing::run_command(
+      "cd " + quote(w.dir.string()) +
+      " && git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m other && git rev-parse --short HEAD");
+  INFO(git.output);
+  REQUIRE(git.code == 0);
+  std::string other = git.output;
+  while (!other.empty() && other.back() == '\n') other.pop_back();
+  CHECK(other != commit);
+
+  Result r = w.run(check_args(kHostSpecs / "bug_tail.yaml") + " --out out --json report.json --junit junit.xml");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  auto j = nlohmann::json::parse(slurp(w.dir / "report.json"));
+  CHECK(j["build"]["line"] == line);
+  CHECK(j["build"]["commit"] == commit);
+  CHECK(slurp(w.dir / "junit.xml").find("<property name=\"assay.build\" value=\"" + line + "\"/>") != std::string::npos);
+
+  Result z = w.run("zoo " + quote((kHostSpecs / "bug_tail.yaml").string()) +
+                   " --backend host --budget 2 --out results --json zoo.json --markdown zoo.md --cases-out zc "
+                   "--cache-dir " + quote(kCache.string()));
+  INFO(z.output);
+  REQUIRE(fs::exists(w.dir / "zoo.json"));
+  auto zj = nlohmann::json::parse(slurp(w.dir / "zoo.json"));
+  CHECK(zj["commit"] == commit_field);  // was the other repository's before issue #13
+  CHECK(zj["build"]["line"] == line);
+  CHECK(slurp(w.dir / "zoo.md").find("- assay: " + line + "\n") != std::string::npos);
+
+  Result f = w.run("fuzz " + quote((kHostSpecs / "naive_f32.yaml").string()) +
+                   " --time 1s --out fuzz-out --json fuzz.json --cache-dir " + quote(kCache.string()));
+  INFO(f.output);
+  REQUIRE(fs::exists(w.dir / "fuzz.json"));
+  auto fj = nlohmann::json::parse(slurp(w.dir / "fuzz.json"));
+  CHECK(fj["build"]["line"] == line);
+  CHECK(fj["kernels"][0]["build"]["line"] == line);
+}
+
+TEST_CASE("cli: repro --exact-alloc replays in process, each tensor exactly its own allocation", "[cli][exact]") {
+  Workdir w;
+  Result r = w.run(check_args(kHostSpecs / "bug_tail.yaml") + " --out out");
+  REQUIRE(r.code == 1);
+  auto files = case_files(w.dir / "out");
+  REQUIRE_FALSE(files.empty());
+  const std::string repro = "repro " + quote(files[0].string()) + " --cache-dir " + quote(kCache.string());
+
+  Result bug = w.run(repro + " --exact-alloc");
+  INFO(bug.output);
+  CHECK(bug.code == 1);
+  CHECK(bug.output.find("exact allocations") != std::string::npos);  // says the guard zones are off
+  CHECK(bug.output.find("verdict: mismatch") != std::string::npos);
+  // The same case, against a correct kernel, passes.
+  Result ok = w.run(repro + " --exact-alloc --spec " + quote((kHostSpecs / "naive_f32.yaml").string()));
+  INFO(ok.output);
+  CHECK(ok.code == 0);
+  CHECK(ok.output.find("verdict: pass") != std::string::npos);
+  // A worker cannot map exact allocations: asking for both is bad input.
+  Result both = w.run(repro + " --exact-alloc --isolation worker");
+  INFO(both.output);
+  CHECK(both.code == 2);
+  CHECK(both.output.find("--exact-alloc") != std::string::npos);
+
+  // The sanitizer replay runs exactly this, under memcheck with padding past each allocation.
+  auto argv = assay::sanitizer_command("compute-sanitizer", "memcheck", kAssay, files[0], kCache);
+  auto at = [&](const std::string& s) { return std::find(argv.begin(), argv.end(), s); };
+  REQUIRE(at("--padding") != argv.end());
+  CHECK(*(at("--padding") + 1) == std::to_string(assay::kSanitizerPaddingBytes));
+  CHECK(at("--exact-alloc") != argv.end());
+  CHECK(at("--isolation") == argv.end());
+  CHECK(assay::sanitizer_command("compute-sanitizer", "racecheck", kAssay, files[0], kCache) !=
+        argv);  // racecheck takes no memcheck options
+  std::string replay;
+  for (auto it = at(kAssay.string()); it != argv.end(); ++it) replay += quote(*it) + " ";
+  Result sr = assay::testing::run_command("cd " + quote(w.dir.string()) + " && " + replay);
+  INFO(sr.output);
+  CHECK(sr.code == 1);
+  CHECK(sr.output.find("exact allocations") != std::string::npos);
+}
+
+// Issue #13's point on the host: the gate sees bug_oob_write's stray store
+// in its guard zone; replayed with exact allocations under valgrind, the
+// store is past the heap block and valgrind names the kernel's line.
+TEST_CASE("cli: an exact replay under valgrind names the host kernel's out-of-bounds write", "[cli][exact][valgrind]") {
+  if (assay::testing::run_command("command -v valgrind").code != 0) {
+    WARN("valgrind is not installed: the exact replay under valgrind is not tested here");
+    return;
+  }
+  Workdir w;
+  Result r = w.run(check_args(kHostSpecs / "bug_oob_write.yaml") + " --max-failures 1 --out out");
+  INFO(r.output);
+  REQUIRE(r.code == 1);
+  auto files = case_files(w.dir / "out");
+  REQUIRE_FALSE(files.empty());
+  CHECK(files[0].filename().string().find("out_of_bounds_write") != std::string::npos);
+  // valgrind also counts the dynamic loader's reads: look for the kernel's store itself.
+  const std::regex store(R"(Invalid write of size 4\n==\d+== +at 0x[0-9A-Fa-f]+: assay_run \(bug_oob_write\.cpp:\d+\))");
+  auto under_valgrind = [&](const std::string& flags) {
+    return assay::testing::run_command("cd " + quote(w.dir.string()) + " && valgrind " + quote(kAssay.string()) +
+                                       " repro " + quote(files[0].string()) + " --cache-dir " + quote(kCache.string()) +
+                                       " " + flags);
+  };
+  Result exact = under_valgrind("--exact-alloc");
+  INFO(exact.output);
+  CHECK(std::regex_search(exact.output, store));
+  CHECK(exact.output.find("0 bytes after a block") != std::string::npos);
+  // With the gate's guard zones the store stays inside the buffer: assay sees it, valgrind does not.
+  Result guarded = under_valgrind("--isolation in-process");
+  INFO(guarded.output);
+  CHECK(guarded.output.find("verdict: out_of_bounds_write") != std::string::npos);
+  CHECK_FALSE(std::regex_search(guarded.output, store));
 }

@@ -130,19 +130,22 @@ Case make_case(int64_t m, int64_t n, int64_t k, double alpha, double beta, Recip
   return c;
 }
 
-CaseOutcome run(assay_run_fn fn, const Case& c, bool deterministic = true, bool keep = false) {
-  HostBackend be;
-  InProcessRunner runner(fn);
+ExecOptions options(bool deterministic = true, bool keep = false, bool exact = false) {
   ExecOptions opt;
   opt.compute = Compute::f32;
   opt.deterministic = deterministic;
   opt.keep_tensors = keep;
-  return run_case(be, runner, c, opt);
+  opt.exact_alloc = exact;
+  return opt;
 }
 
-}  // namespace
+CaseOutcome run(assay_run_fn fn, const Case& c, bool deterministic = true, bool keep = false, bool exact = false) {
+  HostBackend be;
+  InProcessRunner runner(fn);
+  return run_case(be, runner, c, options(deterministic, keep, exact));
+}
 
-TEST_CASE("executor: a correct GEMM passes on varied cases", "[executor]") {
+std::vector<Case> varied_cases() {
   std::vector<Case> cases;
   cases.push_back(make_case(7, 9, 11, 1, 0));                            // beta = 0: poisoned C
   cases.push_back(make_case(16, 17, 33, 1.3, 0.7, Recipe::ints));
@@ -159,7 +162,13 @@ TEST_CASE("executor: a correct GEMM passes on varied cases", "[executor]") {
   padded0.beta = 0;
   padded0.c = gemm::make_layout(13, 11, true, 2, 1);
   cases.push_back(padded0);
-  for (auto& c : cases) {
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("executor: a correct GEMM passes on varied cases", "[executor]") {
+  for (auto& c : varied_cases()) {
     INFO(describe(c));
     CaseOutcome o = run(naive_gemm, c);
     INFO(o.detail);
@@ -188,7 +197,7 @@ TEST_CASE("executor: four calls when deterministic, three otherwise; tensors kep
   auto g = gemm::tensors(c)[gemm::C];
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j) {
-      const std::byte* data = GuardedTensor::data_in(o.tensors.c);
+      const std::byte* data = o.tensors.c.data() + o.tensors.data_start;
       double got = decode(DType::f32, load_bits(DType::f32, data + g.index(i, j) * 4));
       double ref = o.tensors.ref[size_t(i * c.n + j)];
       CHECK(std::fabs(got - ref) <= 1e-5 * o.tensors.bound[size_t(i * c.n + j)] + 1e-30);
@@ -275,4 +284,162 @@ TEST_CASE("executor: one ulp on odd calls is nondeterministic only when determin
   INFO(o2.detail);
   CHECK(o2.verdict == Verdict::pass);
   CHECK(o2.stats.max_ulps <= 1);
+}
+
+// Exact allocations (`assay repro --exact-alloc`, issue #13): each tensor the
+// kernel sees is its own allocation of exactly its extent, with no guard
+// zone, so that a memory checker sees an access past it.
+
+namespace {
+
+// The host backend, recording what each allocation asked for.
+class RecordingBackend final : public Backend {
+ public:
+  struct Allocation {
+    const std::byte* data;
+    size_t bytes;
+    bool exact;
+  };
+  std::vector<Allocation> allocations;
+
+  BackendKind kind() const override { return host_.kind(); }
+  DLDevice device() const override { return host_.device(); }
+  void* stream() override { return nullptr; }
+  size_t memory_budget() const override { return host_.memory_budget(); }
+  Buffer allocate(size_t bytes) override { return record(host_.allocate(bytes), false); }
+  Buffer allocate_exact(size_t bytes) override { return record(host_.allocate_exact(bytes), true); }
+  void release(Buffer& b) override { host_.release(b); }
+  void fill_pattern(Buffer b, uint64_t pattern, int width) override { host_.fill_pattern(b, pattern, width); }
+  void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t t) override {
+    host_.fill_tensor(b, g, p, seed, t);
+  }
+  void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override { host_.fill_constant(b, g, bits); }
+  void download(Buffer b, std::byte* h) override { host_.download(b, h); }
+  void upload(Buffer b, const std::byte* h) override { host_.upload(b, h); }
+  void copy(Buffer dst, Buffer src) override { host_.copy(dst, src); }
+  std::optional<size_t> first_difference(Buffer x, Buffer y) override { return host_.first_difference(x, y); }
+  std::optional<Buffer> owner_of(const void* p) const override { return host_.owner_of(p); }
+  std::string synchronize() override { return {}; }
+
+ private:
+  Buffer record(Buffer b, bool exact) {
+    allocations.push_back({b.data, b.bytes, exact});
+    return b;
+  }
+  HostBackend host_;
+};
+
+// Where each call's A, B and C started (DLTensor.data) and their byte_offset.
+struct Seen {
+  const std::byte* data[3];
+  uint64_t byte_offset[3];
+};
+std::vector<Seen> g_seen;
+int records_tensors(const assay_call* call) {
+  const DLTensor* t[3] = {&call->inputs[0], &call->inputs[1], &call->outputs[0]};
+  Seen s;
+  for (int i = 0; i < 3; ++i) s.data[i] = static_cast<const std::byte*>(t[i]->data), s.byte_offset[i] = t[i]->byte_offset;
+  g_seen.push_back(s);
+  return naive_gemm(call);
+}
+
+Case padded_case() {  // transposed A, padded rows, base offsets on every tensor
+  Case c = make_case(13, 11, 19, 0.7, -1);
+  c.a = gemm::make_layout(13, 19, true, 3, 1);
+  c.b = gemm::make_layout(19, 11, false, 5, 2);
+  c.c = gemm::make_layout(13, 11, false, 4, 3);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("exact allocation: a tensor's buffer is its extent, offset included, and nothing more", "[executor][exact]") {
+  HostBackend be;
+  TensorGeom g;  // 5 x 3 f32, rows 4 apart, 2 elements of base offset: extent 2 + 4*4 + 2 + 1 = 21 elements
+  g.rows = 5, g.cols = 3, g.row_stride = 4, g.col_stride = 1, g.offset = 2;
+  REQUIRE(g.span() == 21);
+  GuardedTensor exact(be, g, Allocation::exact);
+  CHECK(exact.guard() == 0);
+  CHECK(exact.buffer().bytes == 21 * 4);
+  CHECK(exact.data() == exact.buffer().data);
+  CHECK(reinterpret_cast<uintptr_t>(exact.data()) % 256 == 0);  // abi.md: the data start is 256-byte aligned
+  CHECK_FALSE(be.owner_of(exact.data()));                        // not a memfd: no worker can map it
+  // The padding inside the extent still holds the canary, and is checked.
+  exact.paint_canary();
+  std::vector<std::byte> image = exact.download();
+  CHECK_FALSE(exact.first_damage(image));
+  image[size_t(g.index(0, 3)) * 4] = std::byte{0};  // row 0's padding
+  CHECK(exact.first_damage(image) == size_t(g.index(0, 3)) * 4);
+
+  GuardedTensor guarded(be, g);  // the gate's: guard zones on both sides, a memfd
+  CHECK(guarded.guard() == kGuardBytes);
+  CHECK(guarded.data() == guarded.buffer().data + kGuardBytes);
+  CHECK(guarded.buffer().bytes >= 21 * 4 + 2 * kGuardBytes);
+  CHECK(be.owner_of(guarded.data()));
+
+  TensorGeom empty = g;  // no element: one element's bytes, so that the data start is still an address
+  empty.rows = 0, empty.offset = 0;
+  GuardedTensor none(be, empty, Allocation::exact);
+  CHECK(none.buffer().bytes == 4);
+  none.paint_canary();
+  CHECK_FALSE(none.first_damage(none.download()));
+}
+
+TEST_CASE("exact allocation: the kernel is handed each tensor's own exact allocation", "[executor][exact]") {
+  const Case c = padded_case();
+  const auto geoms = gemm::tensors(c);
+  for (bool exact : {true, false}) {
+    INFO("exact " << exact);
+    RecordingBackend be;
+    InProcessRunner runner(records_tensors);
+    g_seen.clear();
+    CHECK(run_case(be, runner, c, options(true, false, exact)).verdict == Verdict::pass);
+    REQUIRE(g_seen.size() == 3);
+    for (const Seen& s : g_seen)
+      for (int i = 0; i < 3; ++i) {
+        INFO("tensor " << i);
+        CHECK(s.byte_offset[i] == uint64_t(geoms[i].offset) * 4);
+        const RecordingBackend::Allocation* owner = nullptr;
+        for (auto& a : be.allocations)
+          if (a.data <= s.data[i] && s.data[i] < a.data + a.bytes) owner = &a;
+        REQUIRE(owner);
+        CHECK(owner->exact == exact);
+        if (exact) {
+          CHECK(s.data[i] == owner->data);  // no guard zone before the data
+          CHECK(owner->bytes == size_t(geoms[i].span()) * 4);
+        } else {
+          CHECK(s.data[i] == owner->data + kGuardBytes);
+        }
+      }
+    // The three tensors are three allocations.
+    CHECK(g_seen[0].data[0] != g_seen[0].data[1]);
+    CHECK(g_seen[0].data[1] != g_seen[0].data[2]);
+  }
+}
+
+TEST_CASE("exact allocation: verdicts stay what they are with guards", "[executor][exact]") {
+  for (auto& c : varied_cases()) {
+    INFO(describe(c));
+    CaseOutcome o = run(naive_gemm, c, true, false, true);
+    INFO(o.detail);
+    CHECK(o.verdict == Verdict::pass);
+    CHECK(o.stats.checked == c.m * c.n);
+  }
+  Case padded = make_case(8, 8, 8, 1, 1);
+  padded.c = gemm::make_layout(8, 8, false, 2);
+  CHECK(run(writes_c_padding, padded, true, false, true).verdict == Verdict::out_of_bounds_write);
+  CHECK(run(modifies_a, make_case(8, 8, 8, 1, 0), true, false, true).verdict == Verdict::input_modified);
+  CHECK(run(writes_nothing, make_case(8, 8, 8, 1, 0), true, false, true).verdict == Verdict::unwritten_output);
+  // Planned cases (staged inputs, captures) take the same layout.
+  HostBackend be;
+  InProcessRunner runner(naive_gemm);
+  std::vector<Case> cases = {padded_case(), make_case(7, 9, 11, 1, 0)};
+  for (const CaseOutcome& o : run_cases(be, runner, cases, options(true, false, true))) {
+    INFO(o.detail);
+    CHECK(o.verdict == Verdict::pass);
+  }
+  // Tensors kept for --dump start where the data starts.
+  CaseOutcome kept = run(naive_gemm, padded_case(), true, true, true);
+  CHECK(kept.tensors.data_start == 0);
+  CHECK(kept.tensors.c.size() == size_t(gemm::tensors(padded_case())[gemm::C].span()) * 4);
 }

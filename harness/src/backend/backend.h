@@ -37,7 +37,12 @@ class Backend {
 
   // Throws InfraError when the memory cannot be had.
   virtual Buffer allocate(size_t bytes) = 0;
-  virtual void release(Buffer& b) = 0;
+  // An allocation of exactly `bytes` (one at least), its own: not a slice of
+  // a pooled block, not rounded up, so that a memory checker (memcheck,
+  // valgrind) sees any access past it. For replays (docs/isolation.md); such a
+  // buffer cannot be shared with a worker (owner_of does not know it).
+  virtual Buffer allocate_exact(size_t bytes) = 0;
+  virtual void release(Buffer& b) = 0;  // either kind
 
   // Repeat the low `width` bytes of `pattern` over the whole buffer.
   virtual void fill_pattern(Buffer b, uint64_t pattern, int width) = 0;

@@ -56,7 +56,7 @@ struct CheckerTotals {
 std::vector<CheckerTotals> zoo_totals(const std::vector<ZooRow>& rows);
 
 struct ZooMeta {
-  std::string date, backend, device, commit, command;
+  std::string date, backend, device, command;  // the build of assay is core/build_info.h's
   double budget_s = 60;
   std::string note;  // e.g. why the host budget is smaller
 };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "baseline/zoo.h"
+#include "core/build_info.h"
 
 namespace assay::baseline {
 namespace {
@@ -86,8 +87,8 @@ std::string zoo_console(const std::vector<ZooRow>& rows, const std::vector<Check
 std::string zoo_markdown(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals,
                          const ZooMeta& meta) {
   std::string s = fmt::format("# Bug zoo: assay against today's checkers ({})\n\n", meta.backend);
-  s += fmt::format("- date: {}\n- device: {}\n- commit: {}\n- gate budget: {:g} s per kernel\n- command: `{}`\n",
-                   meta.date, meta.device, meta.commit, meta.budget_s, meta.command);
+  s += fmt::format("- date: {}\n- device: {}\n- assay: {}\n- gate budget: {:g} s per kernel\n- command: `{}`\n",
+                   meta.date, meta.device, build_line(), meta.budget_s, meta.command);
   if (!meta.note.empty()) s += "- note: " + meta.note + "\n";
   s += "\nCells: caught / missed (planted bug), pass / FALSE ALARM (correct kernel), seconds to the first "
        "failure; rules in docs/baselines.md.\n\n| kernel | expect |";
@@ -116,7 +117,8 @@ std::string zoo_markdown(const std::vector<ZooRow>& rows, const std::vector<Chec
 nlohmann::json zoo_json(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals,
                         const ZooMeta& meta) {
   nlohmann::json j = {{"date", meta.date},       {"backend", meta.backend}, {"device", meta.device},
-                      {"commit", meta.commit},   {"budget_s", meta.budget_s}, {"command", meta.command},
+                      {"commit", build_commit()}, {"build", build_json()}, {"budget_s", meta.budget_s},
+                      {"command", meta.command},
                       {"note", meta.note},       {"kernels", nlohmann::json::array()},
                       {"totals", nlohmann::json::array()}};
   for (const ZooRow& r : rows) {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "exec/guarded_tensor.h"
 #include "exec/loader.h"
 #include "gate/gate.h"
 #include "ops/gemm/gemm_generator.h"
@@ -27,6 +26,10 @@ void CaseSessionArgs::add_to(CLI::App& app) {
 }
 
 CaseSession open_case_session(const CaseSessionArgs& a) {
+  const std::string isolation = !a.isolation.empty() ? a.isolation : a.exact_alloc ? "in-process" : "worker";
+  // A worker maps whole memfds and pooled blocks; an exact buffer is neither.
+  if (a.exact_alloc && isolation == "worker")
+    throw InputError("--exact-alloc replays in process (a worker cannot map exact allocations): drop --isolation worker");
   LoadedCase loaded = load_case_file(a.case_file);
   fs::path spec_file = a.spec.empty() ? loaded.spec : fs::path(a.spec);
   if (spec_file.empty()) throw InputError(a.case_file + ": the case names no spec; pass --spec SPEC");
@@ -42,23 +45,24 @@ CaseSession open_case_session(const CaseSessionArgs& a) {
   LoaderOptions lo;
   lo.cache_dir = a.cache_dir;
   if (s.spec.backend == BackendKind::cuda) lo.cuda_arch = cuda_arch();
-  const bool isolate = a.isolation == "worker";
+  const bool isolate = isolation == "worker";
   lo.open = !isolate;
   LoadedKernel kernel = load_kernel(s.spec, lo);
   s.runner = make_runner(s.spec, *s.backend, kernel, isolate, fs::temp_directory_path() / "assay-repro");
   s.exec = ExecOptions{s.spec.compute, a.tolerance_scale > 0 ? a.tolerance_scale : gemm::kDefaultScale,
                        s.spec.deterministic, false, a.timeout};
   s.exec.subnormals = s.spec.subnormals;
+  s.exec.exact_alloc = a.exact_alloc;
   return s;
 }
 
 void dump_tensors(const fs::path& dir, const Case& c, const CaseTensors& t) {
   fs::create_directories(dir);
   auto g = gemm::tensors(c);
-  write_npy(dir / "A.npy", g[gemm::A], GuardedTensor::data_in(t.a));
-  write_npy(dir / "B.npy", g[gemm::B], GuardedTensor::data_in(t.b));
-  write_npy(dir / "C_before.npy", g[gemm::C], GuardedTensor::data_in(t.c0));
-  write_npy(dir / "C_out.npy", g[gemm::C], GuardedTensor::data_in(t.c));
+  write_npy(dir / "A.npy", g[gemm::A], t.a.data() + t.data_start);
+  write_npy(dir / "B.npy", g[gemm::B], t.b.data() + t.data_start);
+  write_npy(dir / "C_before.npy", g[gemm::C], t.c0.data() + t.data_start);
+  write_npy(dir / "C_out.npy", g[gemm::C], t.c.data() + t.data_start);
   write_npy(dir / "reference.npy", c.m, c.n, t.ref);
   write_npy(dir / "bound.npy", c.m, c.n, t.bound);
 }

@@ -16,8 +16,10 @@
 namespace assay::cli {
 
 struct CaseSessionArgs {
-  std::string case_file, spec, cache_dir, isolation = "worker";
+  std::string case_file, spec, cache_dir;
+  std::string isolation;  // "": worker, or in process with exact_alloc
   double tolerance_scale = 0, timeout = 0;
+  bool exact_alloc = false;  // repro --exact-alloc (ExecOptions::exact_alloc)
   void add_to(CLI::App& app);  // the options both commands take
 };
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "core/build_info.h"
 #include "core/error.h"
 #include "fuzz/campaign.h"
 #include "fuzz/jobs.h"
@@ -154,7 +155,8 @@ int run_fuzz(const FuzzArgs& a) {
     worst = worse_exit(worst, many ? many_processes(a, spec, opt, gpus, jobs) : one_process(spec, opt));
     kernels.push_back(read_json(opt.out_dir / spec.name / "fuzz-summary.json"));
   }
-  if (!a.json.empty()) std::ofstream(a.json) << nlohmann::json{{"kernels", kernels}}.dump(2) << "\n";
+  if (!a.json.empty())
+    std::ofstream(a.json) << nlohmann::json{{"build", build_json()}, {"kernels", kernels}}.dump(2) << "\n";
   return worst;
 }
 

@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "core/build_info.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"assay: differential testing of GPU kernels against FP64 references"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", assay::build_line(), "print which build of assay this is and exit");
   auto check = assay::cli::add_check(app);
   auto repro = assay::cli::add_repro(app);
   auto shrink = assay::cli::add_shrink(app);

@@ -1,10 +1,13 @@
-// `assay repro CASE.yaml [--dump DIR]`: replays one saved case bit for bit and
-// optionally writes its inputs, output and reference as .npy files.
+// `assay repro CASE.yaml [--dump DIR] [--exact-alloc]`: replays one saved case
+// bit for bit and optionally writes its inputs, output and reference as .npy
+// files. --exact-alloc gives each tensor its own allocation of exactly its
+// extent, for memory checkers (the sanitizer replays of `check --sanitize`).
 #include <fmt/format.h>
 
 #include "cli/case_session.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "gate/sanitize.h"
 
 namespace assay::cli {
 namespace {
@@ -16,6 +19,11 @@ struct ReproArgs : CaseSessionArgs {
 int run_repro(const ReproArgs& a) {
   CaseSession s = open_case_session(a);
   s.exec.keep_tensors = !a.dump.empty();
+  if (a.exact_alloc)
+    fmt::print("exact allocations: each tensor is its own allocation of exactly its extent, with no guard zones, so "
+               "a write past a tensor is not caught here (only one into the padding between its rows is): run this "
+               "under a memory checker (compute-sanitizer --tool memcheck --padding {}, valgrind) to see it\n",
+               kSanitizerPaddingBytes);
   CaseOutcome o = s.run(s.c);
   fmt::print("{}: {}\n", s.spec.name, describe(s.c));
   fmt::print("verdict: {}", name(o.verdict));
@@ -42,6 +50,8 @@ Command add_repro(CLI::App& app) {
   CLI::App* c = app.add_subcommand("repro", "replay one saved case and show what went wrong");
   args->add_to(*c);
   c->add_option("--dump", args->dump, "write inputs, output and reference as .npy into this folder");
+  c->add_flag("--exact-alloc", args->exact_alloc,
+              "each tensor its own allocation of exactly its extent, no guard zones, in process: for memory checkers");
   return [args] { return run_repro(*args); };
 }
 

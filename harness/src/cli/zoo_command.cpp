@@ -29,17 +29,6 @@ struct ZooArgs {
   std::string command;  // as typed, for the report
 };
 
-std::string shell_line(const char* cmd) {  // first line of a command's output, "" on failure
-  std::string s;
-  if (FILE* p = popen(cmd, "r")) {
-    char buf[256];
-    if (fgets(buf, sizeof buf, p)) s = buf;
-    pclose(p);
-  }
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
 std::string device_name(BackendKind kind) {
   if (kind == BackendKind::host) return "host";
   cudaDeviceProp prop{};
@@ -109,9 +98,6 @@ int run_zoo(const ZooArgs& a) {
   char date[16];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   meta.date = date, meta.backend = std::string(name(kind)), meta.device = device_name(kind);
-  meta.commit = shell_line("git rev-parse --short HEAD 2>/dev/null");
-  if (meta.commit.empty()) meta.commit = "unknown";
-  else if (!shell_line("git status --porcelain --untracked-files=no 2>/dev/null").empty()) meta.commit += " (with local changes)";
   meta.budget_s = a.budget, meta.command = a.command;
   if (a.budget < 60)
     meta.note = fmt::format("gate budget {:g} s per kernel instead of the default 60 (CI time): correct kernels "

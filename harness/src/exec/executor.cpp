@@ -28,12 +28,13 @@ class CaseRun {
   CaseRun(Backend& be, const Case& c, const ExecOptions& opt, bool planned)
       : be_(be), c_(c), opt_(opt), change_(gemm::sparse_change(c)) {
     auto geoms = gemm::tensors(c);
-    for (int i = 0; i < 3; ++i) t_[i] = std::make_unique<GuardedTensor>(be, geoms[i]);
-    if (gemm::reads_c0(c)) c0_ = std::make_unique<GuardedTensor>(be, geoms[gemm::C]);
+    const Allocation alloc = opt.exact_alloc ? Allocation::exact : Allocation::guarded;
+    for (int i = 0; i < 3; ++i) t_[i] = std::make_unique<GuardedTensor>(be, geoms[i], alloc);
+    if (gemm::reads_c0(c)) c0_ = std::make_unique<GuardedTensor>(be, geoms[gemm::C], alloc);
     if (planned) {
       for (auto& set : staged_)
         for (int i = 0; i < 3; ++i) {
-          set.t[i] = std::make_unique<GuardedTensor>(be, geoms[i]);
+          set.t[i] = std::make_unique<GuardedTensor>(be, geoms[i], alloc);
           set.snapshot[i] = be.allocate(t_[i]->buffer().bytes);
         }
       for (int k = 0; k < calls(); ++k)
@@ -141,7 +142,7 @@ class CaseRun {
   // Geometry relative to the buffer start (the fills address whole buffers).
   TensorGeom shifted(int i) const {
     TensorGeom g = t_[i]->geom();
-    g.offset += int64_t(kGuardBytes / dtype_bytes(g.dtype));
+    g.offset += int64_t(t_[i]->guard() / dtype_bytes(g.dtype));
     return g;
   }
 
@@ -159,7 +160,8 @@ class CaseRun {
     if (call_ == 4)
       if (auto at = t_[gemm::C]->first_element_change(outputs_[2], out))
         done_ = !fail(outcome_, 4, Verdict::nondeterministic,
-                      fmt::format("repeat call changed output bytes (first at element byte {})", *at - kGuardBytes));
+                      fmt::format("repeat call changed output bytes (first at element byte {})",
+                                  *at - t_[gemm::C]->guard()));
   }
 
   // Records the failure; returns false so callers can `return fail(...)`.
@@ -189,6 +191,7 @@ class CaseRun {
       return fail(out, call, Verdict::kernel_error, fmt::format("assay_run returned {}", status.code));
 
     const char* names[3] = {"A", "B", "C"};
+    const size_t guard = t_[0]->guard();  // the same for every tensor of a case
     c_after = download(left[gemm::C]);
     for (int i = 0; i < 3; ++i) {
       if (i < 2 && !be_.first_difference(handed[i], left[i])) continue;
@@ -197,11 +200,11 @@ class CaseRun {
       if (auto at = t_[i]->first_damage(after))
         return fail(out, call, Verdict::out_of_bounds_write,
                     fmt::format("{} byte {} outside its elements was overwritten ({} guard)", names[i],
-                                int64_t(*at) - int64_t(kGuardBytes), *at < kGuardBytes ? "before" : "after/padding"));
+                                int64_t(*at) - int64_t(guard), *at < guard ? "before" : "after/padding"));
       if (i == 2) continue;
       if (auto at = t_[i]->first_element_change(download(handed[i]), after))
         return fail(out, call, Verdict::input_modified,
-                    fmt::format("input {} changed (first at element byte {})", names[i], *at - kGuardBytes));
+                    fmt::format("input {} changed (first at element byte {})", names[i], *at - guard));
     }
     if (repeat_of && c_after == *repeat_of) return true;
 
@@ -213,17 +216,17 @@ class CaseRun {
       be_.fill_tensor(c0_->buffer(), shifted(gemm::C), params(call, gemm::C), seed_of(call), gemm::C);
       c0 = c0_->data();
     }
-    auto ref = gemm::reference(be_, c_, handed[gemm::A].data + kGuardBytes, handed[gemm::B].data + kGuardBytes, c0);
+    auto ref = gemm::reference(be_, c_, handed[gemm::A].data + guard, handed[gemm::B].data + guard, c0);
     Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type), opt_.subnormals);
     std::vector<std::vector<double>> class_refs;  // the inputs as a narrower compute type holds them (docs/tolerance.md)
     if (gemm::needs_class_reference(c_, opt_.compute))
       class_refs = gemm::class_references(be_, c_, opt_.compute, {params(call, 0), params(call, 1), params(call, 2)},
                                           seed_of(call));
-    out.stats = compare(tol, t_[gemm::C]->geom(), GuardedTensor::data_in(c_after), ref.ref.data(), ref.bound.data(),
+    out.stats = compare(tol, t_[gemm::C]->geom(), t_[gemm::C]->data_in(c_after), ref.ref.data(), ref.bound.data(),
                         ref.terms.data(), class_refs);
     if (call == 1 && opt_.keep_tensors)
       out.tensors = CaseTensors{download(left[gemm::A]), download(left[gemm::B]), download(handed[gemm::C]), c_after,
-                                ref.ref, ref.bound};
+                                ref.ref, ref.bound, guard};
     Verdict v = verdict_of(out.stats);
     if (v == Verdict::pass) return true;
     if (call >= 2) v = classify_repeat(v, out.stats, download(handed[gemm::C]), c_after, previous_out);
@@ -249,7 +252,7 @@ class CaseRun {
     const int size = dtype_bytes(g.dtype);
     int same_as_before = 0, same_as_previous = 0;
     for (auto& e : s.first_bad) {
-      size_t at = kGuardBytes + size_t(g.index(e.row, e.col)) * size;
+      size_t at = t_[gemm::C]->guard() + size_t(g.index(e.row, e.col)) * size;
       same_as_before += std::equal(after.begin() + at, after.begin() + at + size, before.begin() + at);
       same_as_previous += std::equal(after.begin() + at, after.begin() + at + size, previous->begin() + at);
     }

@@ -31,13 +31,18 @@ struct ExecOptions {
   bool keep_tensors = false;  // fill CaseOutcome::tensors (for `assay repro --dump`)
   double timeout_s = 0;       // per call; 0: scaled with the case's size (gemm::default_timeout)
   Subnormals subnormals = Subnormals::ieee;  // the spec's contract below the smallest normal
+  // Each tensor its own allocation of exactly its extent, no guard zones
+  // (replays under a memory checker: `assay repro --exact-alloc`). In
+  // process only: a worker cannot map such buffers.
+  bool exact_alloc = false;
 };
 
 // Host copies of call 1's tensors, for dumping: A, B and C0 as the kernel saw
 // them, C as it left it, and the FP64 reference and bound.
 struct CaseTensors {
-  std::vector<std::byte> a, b, c0, c;  // whole guarded images
+  std::vector<std::byte> a, b, c0, c;  // whole buffer images
   std::vector<double> ref, bound;
+  size_t data_start = 0;               // where the data starts in each image (after the guard zone)
 };
 
 struct CaseOutcome {

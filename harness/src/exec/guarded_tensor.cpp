@@ -7,9 +7,12 @@
 
 namespace assay {
 
-GuardedTensor::GuardedTensor(Backend& backend, const TensorGeom& g) : backend_(backend), geom_(g) {
+GuardedTensor::GuardedTensor(Backend& backend, const TensorGeom& g, Allocation alloc)
+    : backend_(backend), geom_(g), guard_(alloc == Allocation::exact ? 0 : kGuardBytes) {
   size_t data_bytes = size_t(g.span()) * dtype_bytes(g.dtype);
-  buffer_ = backend.allocate((kGuardBytes + data_bytes + 7) / 8 * 8 + kGuardBytes);
+  // An empty tensor still gets an address: one element, which holds the canary.
+  buffer_ = alloc == Allocation::exact ? backend.allocate_exact(std::max<size_t>(data_bytes, dtype_bytes(g.dtype)))
+                                    : backend.allocate((kGuardBytes + data_bytes + 7) / 8 * 8 + kGuardBytes);
 }
 
 GuardedTensor::~GuardedTensor() { backend_.release(buffer_); }
@@ -26,7 +29,7 @@ template <class F>
 void GuardedTensor::for_each_element_run(F&& f) const {
   const TensorGeom& g = geom_;
   const size_t size = dtype_bytes(g.dtype);
-  auto at = [&](int64_t r, int64_t c) { return kGuardBytes + size_t(g.index(r, c)) * size; };
+  auto at = [&](int64_t r, int64_t c) { return guard_ + size_t(g.index(r, c)) * size; };
   if (g.rows == 0 || g.cols == 0) return;
   if (g.col_stride == 1 && g.row_stride >= g.cols) {  // row-major: one run per row
     for (int64_t r = 0; r < g.rows; ++r) f(at(r, 0), at(r, 0) + size_t(g.cols) * size);

@@ -1,6 +1,9 @@
 // One tensor in its own allocation: [guard | data span | guard]. Guards and
 // the gaps between rows (padding) hold the canary; the executor checks them
-// after every call to catch out-of-bounds writes.
+// after every call to catch out-of-bounds writes. The exact allocation (replays
+// under a memory checker) has no guards: the allocation is the data span
+// alone, base offset included, and only its padding holds the canary; a
+// write past it is the checker's to see (docs/isolation.md).
 #pragma once
 #include <optional>
 #include <vector>
@@ -12,21 +15,24 @@ namespace assay {
 
 inline constexpr size_t kGuardBytes = 1024;  // keeps the data start 256-byte aligned
 
+enum class Allocation { guarded, exact };
+
 class GuardedTensor {
  public:
-  GuardedTensor(Backend& backend, const TensorGeom& g);  // throws InfraError
+  GuardedTensor(Backend& backend, const TensorGeom& g, Allocation alloc = Allocation::guarded);  // throws InfraError
   ~GuardedTensor();
   GuardedTensor(const GuardedTensor&) = delete;
   GuardedTensor& operator=(const GuardedTensor&) = delete;
 
   const TensorGeom& geom() const { return geom_; }
-  std::byte* data() const { return buffer_.data + kGuardBytes; }  // backend address
+  size_t guard() const { return guard_; }  // bytes before the data start: kGuardBytes, or 0 when exact
+  std::byte* data() const { return buffer_.data + guard_; }  // backend address
   Buffer buffer() const { return buffer_; }
 
   void paint_canary();                                  // whole buffer
   std::vector<std::byte> download() const;              // whole buffer, host copy
   // Data start inside a host image from download().
-  static const std::byte* data_in(const std::vector<std::byte>& image) { return image.data() + kGuardBytes; }
+  const std::byte* data_in(const std::vector<std::byte>& image) const { return image.data() + guard_; }
   // First byte (offset into the image) outside the elements that differs from
   // the canary, if any.
   std::optional<size_t> first_damage(const std::vector<std::byte>& image) const;
@@ -39,6 +45,7 @@ class GuardedTensor {
   template <class F> void for_each_element_run(F&& f) const;
   Backend& backend_;
   TensorGeom geom_;
+  size_t guard_;
   Buffer buffer_;
 };
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "case/rng.h"
+#include "core/build_info.h"
 #include "core/error.h"
 #include "exec/executor.h"
 #include "fuzz/case_codec.h"
@@ -200,6 +201,7 @@ void write_summary(bool final) {
                    {"first_failure_cases", cp.found.empty() ? int64_t(-1) : cp.found.front().cases},
                    {"shrink_seconds", cp.found.empty() ? nlohmann::json() : nlohmann::json(cp.found.front().shrink_seconds)},
                    {"failures", failures}};
+  j["build"] = build_json();
   if (cp.opt.job >= 0) j["job"] = cp.opt.job;
   fs::create_directories(cp.kernel_dir());
   {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/build_info.h"
+
 namespace assay::fuzz {
 
 nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_seconds) {
@@ -33,6 +35,7 @@ nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_s
   std::sort(failures.begin(), failures.end(),
             [](const nlohmann::json& a, const nlohmann::json& b) { return a["seconds"] < b["seconds"]; });
   const double per_s = wall_seconds > 0 ? double(cases) / wall_seconds : 0.0;
+  merged["build"] = build_json();  // the parent's: the jobs run its own binary
   merged["jobs"] = jobs.size();
   merged["seconds"] = wall_seconds;
   merged["cases"] = cases;

@@ -32,6 +32,20 @@ int sanitizer_errors(const std::string& text) {
   return errors;
 }
 
+// In process (--exact-alloc implies it): the tool must see the candidate's
+// launches, not a worker's. Exact allocations: the gate's guard zones and
+// 2 MiB blocks would hold an overrun inside memory the tool counts as valid;
+// the padding puts what lies past each allocation out of bounds too.
+std::vector<std::string> sanitizer_command(const std::string& program, const std::string& tool, const fs::path& self,
+                                           const fs::path& case_file, const fs::path& cache_dir) {
+  std::vector<std::string> argv = {program, "--tool", tool, "--error-exitcode", "86", "--print-limit", "20"};
+  if (tool == "memcheck")
+    argv.insert(argv.end(), {"--leak-check", "full", "--padding", std::to_string(kSanitizerPaddingBytes)});
+  argv.insert(argv.end(), {self.string(), "repro", case_file.string(), "--exact-alloc"});
+  if (!cache_dir.empty()) argv.insert(argv.end(), {"--cache-dir", cache_dir.string()});
+  return argv;
+}
+
 std::vector<SanitizerCheck> sanitize_cases(const std::string& tool, const std::vector<fs::path>& cases,
                                            const fs::path& cache_dir, double timeout_s) {
   std::vector<SanitizerCheck> checks;
@@ -43,12 +57,7 @@ std::vector<SanitizerCheck> sanitize_cases(const std::string& tool, const std::v
     SanitizerCheck c;
     c.case_file = file;
     c.report = fs::path(file).replace_extension("sanitizer-" + tool + ".txt");
-    // In process: the tool must see the candidate's launches, not a worker's.
-    std::vector<std::string> argv = {program, "--tool", tool, "--error-exitcode", "86", "--print-limit", "20"};
-    if (tool == "memcheck") argv.insert(argv.end(), {"--leak-check", "full", "--padding", "64"});
-    argv.insert(argv.end(), {self.string(), "repro", file.string(), "--isolation", "in-process"});
-    if (!cache_dir.empty()) argv.insert(argv.end(), {"--cache-dir", cache_dir.string()});
-    ProcessResult r = run_process(argv, c.report, timeout_s);
+    ProcessResult r = run_process(sanitizer_command(program, tool, self, file, cache_dir), c.report, timeout_s);
     c.timed_out = r.timed_out;
     std::ifstream in(c.report);
     std::stringstream text;

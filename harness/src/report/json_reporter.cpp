@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/build_info.h"
 #include "core/error.h"
 #include "report/reporter.h"
 
@@ -45,7 +46,7 @@ class JsonReporter final : public Reporter {
                          {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note}});
     }
     std::ofstream out(file_);
-    out << json{{"tool", "assay"}, {"kernels", kernels}}.dump(2) << "\n";
+    out << json{{"tool", "assay"}, {"build", build_json()}, {"kernels", kernels}}.dump(2) << "\n";
     if (!out) throw InfraError("cannot write " + file_.string());
   }
 

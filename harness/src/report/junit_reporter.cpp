@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/build_info.h"
 #include "core/error.h"
 #include "report/reporter.h"
 
@@ -66,6 +67,9 @@ class JunitReporter final : public Reporter {
                        failures, errors, seconds)
         << fmt::format("  <testsuite name=\"assay\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
                        ks.size(), failures, errors, seconds)
+        << fmt::format("    <properties>\n      <property name=\"assay.build\" value=\"{}\"/>\n"
+                       "      <property name=\"assay.commit\" value=\"{}\"/>\n    </properties>\n",
+                       xml_escape(build_line()), xml_escape(build_commit()))
         << body << "  </testsuite>\n</testsuites>\n";
     if (!out) throw InfraError("cannot write " + file_.string());
   }

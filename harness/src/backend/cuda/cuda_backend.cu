@@ -91,6 +91,7 @@ CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(cudaStream_t(stream_));
   unmap_hook_ = nullptr;  // whoever set it may be gone by now
   blocks_.reset();
+  for (std::byte* p : exact_) cudaFree(p);
   if (diff_index_) cudaFree(diff_index_);
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(cudaStream_t(stream_));
@@ -113,10 +114,25 @@ Buffer CudaBackend::allocate(size_t bytes) {
   return Buffer{b->data, bytes, -1, b->id};
 }
 
+// Outside the block cache: memcheck knows each cudaMalloc's own size, and
+// no slice of a 2 MiB block hides an overrun. cudaMalloc/cudaFree
+// synchronise the device, which a replay does not mind.
+Buffer CudaBackend::allocate_exact(size_t bytes) {
+  bytes = std::max<size_t>(bytes, 1);
+  void* p = nullptr;
+  if (cudaMalloc(&p, bytes) != cudaSuccess) {
+    cudaGetLastError();  // out of memory is not sticky: clear it
+    throw OutOfMemory(fmt::format("cudaMalloc of exactly {} bytes: out of device memory", bytes));
+  }
+  exact_.insert(static_cast<std::byte*>(p));
+  return Buffer{static_cast<std::byte*>(p), bytes, -1, 0};
+}
+
 // Reuse is safe without waiting: every later use of the block is queued on
 // the same stream, and a worker's calls have finished before run() returns.
 void CudaBackend::release(Buffer& b) {
-  if (b.data) blocks_->give_back(b.data);
+  if (b.data && exact_.erase(b.data)) cudaFree(b.data);
+  else if (b.data) blocks_->give_back(b.data);
   b = {};
 }
 

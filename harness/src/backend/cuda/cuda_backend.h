@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "backend/backend.h"
 #include "backend/cuda/block_cache.h"
@@ -21,6 +22,7 @@ class CudaBackend final : public Backend {
   void* stream() override { return stream_; }
   size_t memory_budget() const override { return budget_; }
   Buffer allocate(size_t bytes) override;
+  Buffer allocate_exact(size_t bytes) override;
   void release(Buffer& b) override;
   void fill_pattern(Buffer b, uint64_t pattern, int width) override;
   void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
@@ -44,6 +46,7 @@ class CudaBackend final : public Backend {
   unsigned long long* diff_index_ = nullptr;  // device word for first_difference
   std::function<void()> unmap_hook_;
   std::unique_ptr<BlockCache> blocks_;
+  std::set<std::byte*> exact_;  // allocate_exact's: each its own cudaMalloc, freed on release
   std::map<uint64_t, std::array<unsigned char, kIpcHandleBytes>> ipc_handles_;  // by block id
 };
 

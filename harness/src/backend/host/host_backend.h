@@ -3,6 +3,7 @@
 // the pipeline testable in CI.
 #pragma once
 #include <map>
+#include <set>
 
 #include "backend/backend.h"
 
@@ -15,6 +16,7 @@ class HostBackend final : public Backend {
   void* stream() override { return nullptr; }
   size_t memory_budget() const override;
   Buffer allocate(size_t bytes) override;
+  Buffer allocate_exact(size_t bytes) override;
   void release(Buffer& b) override;
   void fill_pattern(Buffer b, uint64_t pattern, int width) override;
   void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
@@ -28,6 +30,7 @@ class HostBackend final : public Backend {
 
  private:
   std::map<const std::byte*, Buffer> live_;  // by start address
+  std::set<const std::byte*> exact_;         // allocate_exact's, from the heap
 };
 
 }  // namespace assay
