@@ -22,7 +22,7 @@ TEST_CASE("the gate shrinks the first failure of each planted host bug", "[shrin
   auto opt = testing::sample_gate_options(80);
   for (auto& file : testing::sample_specs(BackendKind::host)) {
     Spec spec = load_spec(file);
-    if (spec.expect == "pass" || spec.expect == "crash") continue;  // crashes are kept as found (gate.cpp)
+    if (spec.expect == "pass" || spec.expect == "crash") continue;  // crashes: test_shrink_properties.cpp
     KernelReport r = run_gate(spec, *backend, opt, silent);
     REQUIRE_FALSE(r.failures.empty());
     const CaseFailure& f = r.failures.front();

@@ -117,7 +117,8 @@ std::string explain(const ShrinkResult& r) {
 }
 
 int shrink_attempts_for(Verdict v, bool isolated, int max_attempts) {
-  if (v == Verdict::crash || v == Verdict::cuda_error || v == Verdict::hang) return isolated ? std::min(max_attempts, 80) : 0;
+  if (v == Verdict::crash || v == Verdict::cuda_error || v == Verdict::hang)
+    return isolated ? std::min(max_attempts, 80) : 0;
   return max_attempts;
 }
 
