@@ -112,7 +112,8 @@ TEST_CASE("a crash in a worker shrinks to a small case that still crashes", "[wo
   CHECK(attempts > 0);
   CHECK(attempts <= 80);                                                  // each attempt may cost a fresh worker
   CHECK(shrink_attempts_for(Verdict::crash, false, 400) == 0);            // in process: kept as found
-  CHECK(shrink_attempts_for(Verdict::hang, true, 400) == 0);              // a whole timeout per attempt
+  CHECK(shrink_attempts_for(Verdict::hang, true, 400) == attempts);       // a timeout per attempt that still hangs
+  CHECK(shrink_attempts_for(Verdict::hang, false, 400) == 0);
   CHECK(shrink_attempts_for(Verdict::mismatch, true, 400) == 400);
   ExecOptions opt;
   opt.timeout_s = 1.0;

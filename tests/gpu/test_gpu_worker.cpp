@@ -3,6 +3,8 @@
 // verdict; the harness's own context is untouched and the run goes on.
 #include <catch2/catch.hpp>
 
+#include <regex>
+
 #include "../samples_support.h"
 #include "exec/executor.h"
 #include "exec/worker_runner.h"
@@ -30,6 +32,26 @@ TEST_CASE("hostile cuda kernels get their expected verdicts out of process", "[g
     CHECK(r.verdict() == "pass");
     CHECK(r.cases_passed == r.cases_run);
   }
+}
+
+TEST_CASE("the misaligned-load sample's shrunk crash names what misaligns A's rows", "[gpu][worker][shrink]") {
+  // Its float4 path needs k % 4 == 0, where a compact row-major A is aligned:
+  // only an offset or a padded ld misaligns it, and the explanation says which.
+  auto backend = make_backend(BackendKind::cuda);
+  Reporter silent;
+  auto opt = testing::sample_gate_options(300);
+  opt.loader.cuda_arch = cuda_arch();
+  Spec spec;
+  for (auto& file : testing::sample_specs(BackendKind::cuda, "hostile"))
+    if (file.stem() == "misaligned_load") spec = load_spec(file);
+  REQUIRE_FALSE(spec.name.empty());
+  KernelReport r = run_gate(spec, *backend, opt, silent);
+  REQUIRE_FALSE(r.failures.empty());
+  const CaseFailure& f = r.failures.front();
+  INFO(describe(f.c) << "\n" << f.shrunk.explanation);
+  CHECK(f.outcome.verdict == Verdict::crash);
+  CHECK(std::regex_search(f.shrunk.explanation,
+                          std::regex(R"(fails at (offset|ld)\(A\) = \d+ \((rows of )?A not 16-byte aligned\); passes for)")));
 }
 
 TEST_CASE("a sticky CUDA error costs one worker, not the run", "[gpu][worker]") {

@@ -27,7 +27,7 @@ int run_shrink(const ShrinkArgs& a) {
   ShrinkResult r = shrink(s.spec, s.c, first, [&](const Case& x) { return s.run(x); }, a.attempts);
   const fs::path dir = a.out.empty() ? fs::path(a.case_file).parent_path() : fs::path(a.out);
   const std::string stem = fs::path(a.case_file).stem().string() + "-shrunk";
-  fs::path named = save_case_as(dir / (stem + ".yaml"), s.spec, r.shrunk, r.outcome);
+  fs::path named = save_case_as(dir / (stem + ".yaml"), s.spec, r.shrunk, r.outcome, r.notes);
   s.exec.keep_tensors = true;
   CaseOutcome dumped = s.run(r.shrunk);
   if (!dumped.tensors.a.empty()) dump_tensors(dir / stem, r.shrunk, dumped.tensors);

@@ -140,7 +140,7 @@ int run_one(const uint8_t* data, size_t size) {
       f.explanation = explain(s);
       if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
       f.shrunk_file =
-          save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk");
+          save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk", s.notes);
       // For the acceptance check (shrunk dims within 2x of the smallest failing):
       // a few dozen cheap probes, once per distinct failure. Out of memory
       // there leaves the shrunk case as it is.

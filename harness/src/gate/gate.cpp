@@ -34,11 +34,12 @@ CaseLimits limits_for(const Backend& backend) {
 }
 
 fs::path save_case(const fs::path& dir, const Spec& spec, const Case& c, const CaseOutcome& o, int64_t index,
-                   const std::string& suffix) {
-  return save_case_as(dir / fmt::format("case-{:04d}-{}{}.yaml", index, name(o.verdict), suffix), spec, c, o);
+                   const std::string& suffix, const std::vector<std::string>& notes) {
+  return save_case_as(dir / fmt::format("case-{:04d}-{}{}.yaml", index, name(o.verdict), suffix), spec, c, o, notes);
 }
 
-fs::path save_case_as(const fs::path& file, const Spec& spec, const Case& c, const CaseOutcome& o) {
+fs::path save_case_as(const fs::path& file, const Spec& spec, const Case& c, const CaseOutcome& o,
+                      const std::vector<std::string>& notes) {
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   fs::create_directories(dir);
   std::ofstream out(file);
@@ -46,6 +47,7 @@ fs::path save_case_as(const fs::path& file, const Spec& spec, const Case& c, con
   for (char& ch : detail)
     if (ch == '\n' || ch == '\r') ch = ' ';
   out << fmt::format("# {} in call {}: {}\n", name(o.verdict), o.call, detail);
+  for (auto& n : notes) out << fmt::format("# {}\n", n);
   out << fmt::format("# repro: assay repro {}\n", file.string());
   out << to_yaml(c, fs::absolute(spec.file), fs::absolute(dir));
   if (!out) throw InfraError("cannot write " + file.string());
@@ -93,8 +95,9 @@ static void shrink_first_failure(const Spec& spec, const CaseProbe& probe, int a
     std::fprintf(stderr, "assay: %s: not shrunk: %s\n", spec.name.c_str(), e.what());
     return;
   }
-  if (s.shrunk == failure.c) return;
-  fs::path shrunk = save_case(case_dir, spec, s.shrunk, s.outcome, index, "-shrunk");
+  // Already as small as it gets: no second file, but the notes still tell.
+  fs::path shrunk;
+  if (!(s.shrunk == failure.c)) shrunk = save_case(case_dir, spec, s.shrunk, s.outcome, index, "-shrunk", s.notes);
   failure.shrunk = {shrunk, explain(s)};
 }
 

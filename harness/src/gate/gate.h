@@ -3,6 +3,8 @@
 #pragma once
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "exec/loader.h"
@@ -62,10 +64,12 @@ std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const Lo
                                     size_t device_memory_limit = size_t(8) << 30);
 
 // Saves a failing case next to the others of its kernel; returns the file.
+// `notes` (a shrunk case's, ShrinkResult::notes) go into its comment lines.
 std::filesystem::path save_case(const std::filesystem::path& dir, const Spec& spec, const Case& c,
-                                const CaseOutcome& o, int64_t index, const std::string& suffix = "");
+                                const CaseOutcome& o, int64_t index, const std::string& suffix = "",
+                                const std::vector<std::string>& notes = {});
 // The same under a name of the caller's choosing.
 std::filesystem::path save_case_as(const std::filesystem::path& file, const Spec& spec, const Case& c,
-                                   const CaseOutcome& o);
+                                   const CaseOutcome& o, const std::vector<std::string>& notes = {});
 
 }  // namespace assay

@@ -46,6 +46,8 @@ class ConsoleReporter final : public Reporter {
       fmt::print("       __REPRO: {}\n", f.repro);
       if (!f.shrunk.case_file.empty())
         fmt::print("     shrunk: {}       __REPRO: assay repro {}\n", f.shrunk.explanation, f.shrunk.case_file.string());
+      else if (!f.shrunk.explanation.empty())  // already as small as it gets; the notes still tell
+        fmt::print("     shrunk: {}", f.shrunk.explanation);
     }
     if (!k.sanitizer_note.empty()) fmt::print("     sanitize: {}\n", k.sanitizer_note);
     for (auto& s : k.sanitizer)

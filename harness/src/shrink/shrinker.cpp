@@ -8,12 +8,18 @@
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
 #include "shrink/nonzeros.h"
+#include "shrink/properties.h"
 #include "shrink/trials.h"
 
 namespace assay {
 namespace {
 
 using shrink_detail::with_dims;
+
+// The share of the time limit the steps leave to the re-runs and property
+// probes, so that a slow failure (a crash's fresh worker, a hang's timeout)
+// still gets its explanation.
+constexpr double kAfterShare = 0.25;
 
 // Smaller values worth trying for a dimension, most desirable first.
 std::vector<int64_t> smaller(int64_t d) {
@@ -30,7 +36,8 @@ std::vector<int64_t> smaller(int64_t d) {
 
 ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
                     int max_attempts, double max_seconds) {
-  shrink_detail::Trials s(spec, probe, original.verdict, max_attempts, max_seconds);
+  shrink_detail::Trials s(spec, probe, failing, original.verdict, max_attempts, max_seconds,
+                          kAfterShare * std::min(max_seconds, 1e9));
   Case best = failing;
   CaseOutcome best_outcome = original;
   auto take = [&](const Case& c) {
@@ -81,26 +88,15 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
   ShrinkResult r;
   r.shrunk = best, r.outcome = best_outcome, r.attempts = s.attempts();
   // Re-run three times: a failure that does not always come back is flaky.
-  // Past the time limit (a huge case takes seconds), once, and no notes.
+  // When the steps ran out of time (a huge case takes seconds), once.
+  shrink_detail::RunClock& clock = s.clock();
   const bool late = s.out_of_time();
-  for (r.reruns = 0; r.reruns < (late ? 1 : 3); ++r.reruns) r.reproduced += probe(best).verdict == original.verdict;
+  for (r.reruns = 0; r.reruns < (late ? 1 : 3); ++r.reruns)
+    r.reproduced += clock.run(probe, best).verdict == original.verdict;
   r.flaky = r.reproduced < r.reruns;
-  // Which properties matter: the neighbours of each dimension that pass.
-  for (int dim = 0; dim < 3 && !late; ++dim) {
-    const char* name = dim == 0 ? "m" : dim == 1 ? "n" : "k";
-    int64_t d = dim == 0 ? best.m : dim == 1 ? best.n : best.k;
-    std::vector<std::string> passes;
-    for (int64_t v : {d - 1, d + 1, (d / 64 + 1) * 64}) {
-      if (v < 1 || v == d) continue;  // an empty problem passes trivially: not telling
-      Case x = with_dims(best, dim == 0 ? v : best.m, dim == 1 ? v : best.n, dim == 2 ? v : best.k, true);
-      if (!shrink_detail::inside_spec(spec, x)) continue;
-      CaseOutcome o = probe(x);
-      ++r.attempts;
-      if (o.verdict == Verdict::pass) passes.push_back(fmt::format("{} = {}", name, v));
-    }
-    if (!passes.empty())
-      r.notes.push_back(fmt::format("fails at {} = {}; passes for {}", name, d, fmt::join(passes, ", ")));
-  }
+  // Which properties matter, within what is left of the time limit. A flaky
+  // failure's passing probes would prove nothing.
+  if (!r.flaky) r.notes = shrink_detail::property_notes(spec, best, original.verdict, probe, clock, r.attempts);
   if (!nonzeros.empty()) r.notes.push_back(nonzeros);
   return r;
 }
@@ -121,8 +117,8 @@ std::string explain(const ShrinkResult& r) {
 }
 
 int shrink_attempts_for(Verdict v, bool isolated, int max_attempts) {
-  if (v == Verdict::hang) return 0;
-  if (v == Verdict::crash || v == Verdict::cuda_error) return isolated ? std::min(max_attempts, 80) : 0;
+  if (v == Verdict::crash || v == Verdict::cuda_error || v == Verdict::hang)
+    return isolated ? std::min(max_attempts, 80) : 0;
   return max_attempts;
 }
 

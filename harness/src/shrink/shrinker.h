@@ -20,7 +20,7 @@ struct ShrinkResult {
   int reruns = 0;                  // final re-runs of the shrunk case: 3, or 1 past the time limit
   int reproduced = 0;              // of those re-runs
   bool flaky = false;              // the shrunk case failed in only some re-runs
-  std::vector<std::string> notes;  // which properties matter, e.g. "passes for m = 32"
+  std::vector<std::string> notes;  // which properties matter, e.g. "fails at n = 1 (n % 4 != 0); passes for n = 4"
 };
 
 // Runs one case and tells its outcome; the shrinker knows nothing else of execution.
@@ -28,14 +28,17 @@ using CaseProbe = std::function<CaseOutcome(const Case&)>;
 
 // `failing` must fail with verdict `original.verdict`. `max_attempts` and
 // `max_seconds` bound the work (each attempt is one case run; a huge case
-// may take seconds). The final re-runs and notes come on top: a dozen cases.
+// may take seconds). The final re-runs and the property probes behind the
+// notes (shrink/properties.h, at most two dozen cases) come on top of the
+// attempts; the steps leave them the last quarter of `max_seconds`.
 ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
                     int max_attempts = 400, double max_seconds = 1e9);
 
 // How many attempts a failure with verdict v may spend shrinking; 0: keep it
-// as found. A hang costs its whole timeout per attempt, so it is kept. A
-// crash or CUDA error costs a fresh worker per attempt, so it gets fewer; in
-// process (isolated false) it may have taken the CUDA context with it.
+// as found. A crash, CUDA error or hang costs a fresh worker per attempt that
+// still fails (a hang its whole timeout too), so it gets fewer, and the time
+// limit bounds it; in process (isolated false) it may have taken the CUDA
+// context with it.
 int shrink_attempts_for(Verdict v, bool isolated, int max_attempts);
 
 // One paragraph for humans: verdict, the shrunk case, first bad element, notes.
