@@ -95,7 +95,7 @@ TEST_CASE("a kernel library without its entry is a set-up error in the worker to
   CHECK(r.output.find("assay_run") != std::string::npos);
 }
 
-TEST_CASE("a buffer larger than the machine is an OutOfMemory error, which a gate skips", "[bad_input]") {
+TEST_CASE("a buffer larger than the machine is an OutOfMemory error, which a gate waits for", "[bad_input]") {
   assay::HostBackend host;
   // 2^60 bytes: no machine has it; the mapping or the memfd refuses it.
   REQUIRE_THROWS_AS(host.allocate(size_t(1) << 60), assay::OutOfMemory);

@@ -300,6 +300,37 @@ TEST_CASE("KernelReport verdicts", "[reports]") {
   CHECK_FALSE(two.expect_met());
 }
 
+TEST_CASE("a case the machine could not run makes the kernel an infrastructure error in the reports", "[reports][oom]") {
+  KernelReport k = passing_kernel();
+  k.infrastructure.push_back({7, sample_case(), "cudaMalloc: out of device memory; still out of device memory after "
+                                                "9 attempts over 60.0 s of waiting: the device has 0.20 of 139.80 GiB free"});
+  CHECK(k.verdict() == "infrastructure_error");
+  CHECK(k.infrastructure_failed());
+  KernelReport found = failing_kernel("k", "d");
+  found.infrastructure = k.infrastructure;
+  CHECK(found.verdict() == "mismatch");  // a failure found is the kernel's, whatever the machine did later
+  CHECK_FALSE(found.infrastructure_failed());
+
+  TempDir tmp;
+  make_json_reporter(tmp.dir / "r.json")->run_done({k});
+  nlohmann::json j = nlohmann::json::parse(slurp(tmp.dir / "r.json"));
+  auto& k0 = j["kernels"][0];
+  CHECK(k0["verdict"] == "infrastructure_error");
+  REQUIRE(k0["infrastructure_errors"].size() == 1);
+  CHECK(k0["infrastructure_errors"][0]["index"] == 7);
+  CHECK(k0["infrastructure_errors"][0]["case"] == describe(sample_case()));
+  CHECK(k0["infrastructure_errors"][0]["message"] == k.infrastructure[0].message);
+
+  make_junit_reporter(tmp.dir / "j.xml", true)->run_done({k});
+  XmlDoc doc = parse_xml(slurp(tmp.dir / "j.xml"));
+  REQUIRE(doc.error.empty());
+  auto errors = find_all(doc, "error");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0]->attrs.at("message") == "infrastructure_error");
+  CHECK(errors[0]->text.find("0.20 of 139.80 GiB free") != std::string::npos);
+  CHECK(find_all(doc, "failure").empty());
+}
+
 TEST_CASE("JUnit report is well-formed XML with a failure per failing kernel", "[reports]") {
   TempDir tmp;
   fs::path file = tmp.dir / "junit.xml";

@@ -32,8 +32,23 @@ class Backend {
   virtual BackendKind kind() const = 0;
   virtual DLDevice device() const = 0;
   virtual void* stream() = 0;  // cudaStream_t, or nullptr on the host
-  // Bytes this backend is willing to hold at once for one case.
+  // Bytes this backend is willing to hold at once for one case. On cuda it
+  // is this run's share of the device (docs/cases.md, "Device memory"): the
+  // same whatever other processes hold, so a run draws the same cases alone
+  // or beside others.
   virtual size_t memory_budget() const = 0;
+
+  // The device's memory is shared with other processes: these keep this run
+  // inside its share and let a busy device be waited for (exec/oom_retry.h).
+  // Before a case of `bytes`: where this run's own usage (itself and its
+  // workers) and the case would pass its share, gives back what it caches;
+  // throws OutOfMemory when the device has no room for the case now.
+  virtual void make_room(double /*bytes*/) {}
+  // Gives back to the device every cached buffer and pooled scratch.
+  virtual void release_cached() {}
+  // One line of figures for an out-of-memory report: this run's usage, the
+  // device's free and total memory, the share. Empty where not known.
+  virtual std::string memory_figures() { return {}; }
 
   // Throws InfraError when the memory cannot be had.
   virtual Buffer allocate(size_t bytes) = 0;
@@ -73,8 +88,12 @@ class Backend {
   virtual std::string synchronize() = 0;
 };
 
-// The cuda backend needs a GPU; make_backend throws InfraError without one.
-std::unique_ptr<Backend> make_backend(BackendKind kind);
+// The cuda backend needs a GPU; make_backend throws InfraError without one
+// (OutOfMemory when the device has no memory for its context). On cuda,
+// device_memory_share is the run's share in bytes; 0: ASSAY_DEVICE_MEMORY_GIB
+// or, without it, kDefaultDeviceShare of the device's total memory.
+std::unique_ptr<Backend> make_backend(BackendKind kind, size_t device_memory_share = 0);
+inline constexpr double kDefaultDeviceShare = 0.8;
 // True when a CUDA device can be used; `why` says why not.
 bool cuda_available(std::string* why = nullptr);
 // "sm_90" for the current device (cuda only).

@@ -30,6 +30,8 @@ ZooCell gate_cell(const KernelReport& k, bool planted, double seconds) {
   c.verdict = k.verdict(), c.cases = int(k.cases_run), c.seconds = seconds;
   if (!k.setup_error.empty()) {
     c.status = "error", c.detail = k.setup_error;
+  } else if (c.verdict == "infrastructure_error") {
+    c.status = "error", c.detail = k.infrastructure.front().message;
   } else if (c.verdict == "no_cases") {
     c.status = "error", c.detail = "no case ran (all outside the spec's requires or the backend's limits)";
   } else {

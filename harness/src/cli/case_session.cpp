@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "exec/loader.h"
+#include "exec/oom_retry.h"
 #include "gate/gate.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
@@ -23,6 +24,16 @@ void CaseSessionArgs::add_to(CLI::App& app) {
       ->check(CLI::IsMember({"worker", "in-process"}));
   app.add_option("--timeout", timeout, "seconds a call may take before it is a hang (default: scaled)")
       ->check(CLI::PositiveNumber);
+}
+
+static OomRetry::Clock::time_point session_deadline() {
+  return OomRetry::Clock::now() + std::chrono::duration_cast<OomRetry::Clock::duration>(
+                                      std::chrono::duration<double>(kSessionOomWaitSeconds));
+}
+
+CaseOutcome CaseSession::run(const Case& x) {
+  return run_when_room(*backend, session_deadline(), x,
+                       [&](const Case& y) { return run_case(*backend, *runner, y, exec); });
 }
 
 CaseSession open_case_session(const CaseSessionArgs& a) {
@@ -48,7 +59,9 @@ CaseSession open_case_session(const CaseSessionArgs& a) {
   const bool isolate = isolation == "worker";
   lo.open = !isolate;
   LoadedKernel kernel = load_kernel(s.spec, lo);
-  s.runner = make_runner(s.spec, *s.backend, kernel, isolate, fs::temp_directory_path() / "assay-repro");
+  s.runner = device_retry(*s.backend, session_deadline()).run([&] {
+    return make_runner(s.spec, *s.backend, kernel, isolate, fs::temp_directory_path() / "assay-repro");
+  });
   s.exec = ExecOptions{s.spec.compute, a.tolerance_scale > 0 ? a.tolerance_scale : gemm::kDefaultScale,
                        s.spec.deterministic, false, a.timeout};
   s.exec.subnormals = s.spec.subnormals;

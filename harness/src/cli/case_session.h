@@ -29,8 +29,11 @@ struct CaseSession {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Runner> runner;
   ExecOptions exec;
-  CaseOutcome run(const Case& x) { return run_case(*backend, *runner, x, exec); }
+  // While other processes hold the device's memory, a case waits for it up
+  // to kSessionOomWaitSeconds (exec/oom_retry.h).
+  CaseOutcome run(const Case& x);
 };
+inline constexpr double kSessionOomWaitSeconds = 60;
 
 // Throws InputError for a bad case or spec, or a case too large for the backend.
 CaseSession open_case_session(const CaseSessionArgs& a);

@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "exec/oom_retry.h"
 #include "gate/gate.h"
 #include "gate/sanitize.h"
 #include "gate/journal.h"
@@ -37,6 +38,7 @@ struct CheckArgs {
   std::string sanitize;  // compute-sanitizer tool; empty: none
   int sanitize_samples = 2;
   double device_memory_limit_gib = 8;
+  double device_memory_share_gib = 0;  // 0: ASSAY_DEVICE_MEMORY_GIB or 80 % of the device's total
   int batch = -1;  // -1: the backend's default (gate/gate.h)
 };
 
@@ -44,13 +46,14 @@ struct CheckArgs {
 // (an option a journal predates takes its default).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
                                    junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus, sanitize,
-                                   sanitize_samples, device_memory_limit_gib, batch)
+                                   sanitize_samples, device_memory_limit_gib, device_memory_share_gib, batch)
 
 // Exit code of the whole run (worse_exit: bad input, then machine, then kernel).
 int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
   int code = exit_pass;
   for (auto& k : reports) {
-    int c = !k.setup_error.empty() ? k.setup_exit
+    int c = !k.setup_error.empty()       ? k.setup_exit
+            : k.infrastructure_failed() ? exit_infrastructure
             : (expect_mode ? k.expect_met() : k.verdict() == "pass") ? exit_pass : exit_kernel_failed;
     code = worse_exit(code, c);
   }
@@ -119,7 +122,12 @@ int run_check(CheckArgs a) {
       failed_setup.name = spec.name, failed_setup.backend = name(spec.backend), failed_setup.expect = spec.expect;
       auto& backend = backends[spec.backend];
       if (!backend) {
-        backend = make_backend(spec.backend);
+        OomRetry wait;  // this process's context on a full device: waited for like a worker's
+        wait.deadline = oom_deadline(OomRetry::Clock::now() + std::chrono::duration_cast<OomRetry::Clock::duration>(
+                                                                  std::chrono::duration<double>(a.budget)));
+        backend = wait.run([&] {
+          return make_backend(spec.backend, size_t(a.device_memory_share_gib * double(size_t(1) << 30)));
+        });
         if (spec.backend == BackendKind::cuda) opt.loader.cuda_arch = cuda_arch();
       }
       reports.push_back(run_gate(spec, *backend, opt, reporters));
@@ -171,6 +179,11 @@ Command add_check(CLI::App& app) {
                  "GiB of device memory a cuda candidate may keep between calls beyond its case's buffers "
                  "(measured per process through NVML; 0: unchecked; default 8)")
       ->check(CLI::NonNegativeNumber);
+  c->add_option("--device-memory-share", args->device_memory_share_gib,
+                 "GiB of device memory this run (the harness and its workers, measured per process through NVML) "
+                 "may hold; cases larger are not drawn (default: ASSAY_DEVICE_MEMORY_GIB, else 80% of the "
+                 "device's total memory)")
+      ->check(CLI::PositiveNumber);
   c->add_option("--batch", args->batch,
                  fmt::format("with a worker, small cases planned whole and sent to it this many at a time; 0: "
                              "call by call (default {} on cuda, 0 on the host)", kBatchCases))

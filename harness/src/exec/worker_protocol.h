@@ -58,10 +58,12 @@ enum class CallEnd : int32_t {
   unordered_output = 3,  // an output changed after the call's stream had finished
 };
 
-// The worker's first message has code 0 when it is ready, this code when it
-// could not set up the device (the machine's fault), -1 when it could not load
+// The worker's first message has code 0 when it is ready, one of these when it
+// could not set up the device (the machine's fault: out of memory is
+// transient on a shared GPU, worth waiting for), -1 when it could not load
 // the kernel (the kernel's).
 inline constexpr int32_t kDeviceUnavailable = -2;
+inline constexpr int32_t kDeviceOutOfMemory = -3;
 
 struct Reply {  // also the worker's first message: ready (code 0) or why not
   int32_t code = 0;  // assay_run's return value

@@ -111,9 +111,10 @@ std::string WorkerRunner::start() {
     return "the worker did not start: " + s.failure;
   }
   std::string said(ready.message, strnlen(ready.message, sizeof ready.message));
+  device_out_of_memory_ = ready.code == wire::kDeviceOutOfMemory;
+  device_unavailable_ = device_out_of_memory_ || ready.code == wire::kDeviceUnavailable;
   if (ready.code != 0) {
     stop();
-    device_unavailable_ = ready.code == wire::kDeviceUnavailable;
     return said;
   }
   static std::once_flag told;  // e.g. a limit the worker cannot enforce: once per run, not per worker
@@ -168,7 +169,12 @@ constexpr size_t kRequestsAhead = 4;
 void WorkerRunner::run_steps(Backend&, std::span<const CallStep> steps, std::vector<RunStatus>& out) {
   if (steps.empty()) return;
   if (pid_ < 0) {
-    if (std::string why = start(); !why.empty()) return out.push_back(RunStatus{RunEnd::crashed, 0, why});
+    if (std::string why = start(); !why.empty()) {
+      // Not the candidate's doing (another process may hold the memory): no verdict for it.
+      if (device_out_of_memory_) throw OutOfMemory("the worker cannot set up the device: " + why);
+      if (device_unavailable_) throw InfraError("the worker cannot set up the device: " + why);
+      return out.push_back(RunStatus{RunEnd::crashed, 0, why});
+    }
   }
   struct Request {
     wire::CallRequest req;

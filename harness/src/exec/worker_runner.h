@@ -38,13 +38,17 @@ class WorkerRunner final : public Runner {
   // Host buffers are shared as memfds, cuda ones as CUDA IPC handles.
   WorkerRunner(Backend& backend, WorkerOptions opt);
   ~WorkerRunner() override;
+  // A fresh worker that cannot set up the device throws (OutOfMemory when its
+  // memory is full, else InfraError): the machine's fault is no verdict.
   RunStatus run(const assay_call& call, double timeout_s) override;
   // The worker makes the copies; the backend is the one it was made with.
   void run_steps(Backend& backend, std::span<const CallStep> steps, std::vector<RunStatus>& out) override;
   // Starts the worker now; "" or why the kernel cannot be loaded there.
   std::string warm_up() { return pid_ >= 0 ? std::string{} : start(); }
-  // Whether the last start failed on the device (not the kernel's fault).
+  // Whether the last start failed on the device (not the kernel's fault),
+  // and whether because its memory was full (transient on a shared GPU).
   bool device_unavailable() const { return device_unavailable_; }
+  bool device_out_of_memory() const { return device_out_of_memory_; }
   int workers_started() const { return started_; }
   const WorkerProfile& profile() const { return profile_; }
   void reset_profile() { profile_ = {}; }
@@ -63,7 +67,7 @@ class WorkerRunner final : public Runner {
   pid_t pid_ = -1;
   int sock_ = -1;
   int started_ = 0;
-  bool device_unavailable_ = false;
+  bool device_unavailable_ = false, device_out_of_memory_ = false;
   WorkerProfile profile_;
 };
 

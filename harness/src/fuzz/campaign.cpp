@@ -13,6 +13,7 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "exec/executor.h"
+#include "exec/oom_retry.h"
 #include "fuzz/case_codec.h"
 #include "fuzz/corpus.h"
 #include "fuzz/feedback.h"
@@ -60,12 +61,19 @@ struct Campaign {
 
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
   // With a worker where planning pays, a small case's calls take one
-  // exchange (exec/executor.h).
+  // exchange (exec/executor.h). While other processes hold the device's
+  // memory, a case waits for it within the campaign's time (exec/oom_retry.h).
   CaseOutcome run(const Case& c) {
-    return opt.isolation == Isolation::worker && planning_pays(backend->kind())
-               ? run_case_planned(*backend, *runner, c, exec)
-               : run_case(*backend, *runner, c, exec);
+    const auto end = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(opt.seconds));
+    return run_when_room(*backend, oom_deadline(end), c, [&](const Case& x) {
+      return opt.isolation == Isolation::worker && planning_pays(backend->kind())
+                 ? run_case_planned(*backend, *runner, x, exec)
+                 : run_case(*backend, *runner, x, exec);
+    });
   }
+  int64_t infrastructure = 0;     // cases not run: the device's memory stayed short
+  std::string last_infrastructure;  // the last one's message, with the memory figures
   fs::path kernel_dir() const {
     return opt.job < 0 ? opt.out_dir / spec.name : opt.out_dir / spec.name / fmt::format("job-{}", opt.job);
   }
@@ -105,10 +113,10 @@ int run_one(const uint8_t* data, size_t size) {
   CaseOutcome o;
   try {
     o = cp.run(*c);
-  } catch (const OutOfMemory&) {
-    // The device's memory is shared (other campaigns, the reference's pool):
-    // a case that does not fit now is skipped, as the gate does.
-    ++cp.rejected;
+  } catch (const OutOfMemory& e) {
+    // The memory did not come back in time: the machine's fault, on record.
+    ++cp.infrastructure, cp.last_infrastructure = e.what();
+    std::fprintf(stderr, "assay fuzz: %s: a case not run: %s\n", cp.spec.name.c_str(), e.what());
     return -1;
   }
   ++cp.cases;
@@ -194,6 +202,7 @@ void write_summary(bool final) {
                    {"cases_per_second", s > 0 ? cp.cases / s : 0.0}, {"cases_per_s", s > 0 ? cp.cases / s : 0.0},
                    {"rejected_inputs", cp.rejected}, {"features", cp.opt.features}, {"finished", final},
                    {"huge_cases", cp.huge_cases}, {"huge_seconds", cp.huge_seconds},
+                   {"infrastructure_errors", cp.infrastructure}, {"last_infrastructure_error", cp.last_infrastructure},
                    {"limits", {{"max_dim", cp.limits.max_dim}, {"max_work", cp.limits.max_work}, {"max_elements", cp.limits.max_elements},
                                {"huge", cp.limits.max_huge_work > 0 && cp.limits.huge.backend == BackendKind::cuda}}},
                    {"distinct_failures", cp.found.size()}, {"first_failure_seconds", first},
@@ -247,7 +256,11 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   lo.open = !isolate;
   if (!host) lo.cuda_arch = cuda_arch();
   LoadedKernel kernel = load_kernel(spec, lo);
-  cp.runner = make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
+  const auto end = cp.start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(opt.seconds));
+  cp.runner = device_retry(*cp.backend, oom_deadline(end)).run([&] {  // a full device is waited for
+    return make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
+  });
   cp.exec = ExecOptions{spec.compute, gemm::kDefaultScale, spec.deterministic, false, opt.timeout_s};
   cp.exec.subnormals = spec.subnormals;
   enable_features(opt.features, cp.limits);

@@ -8,7 +8,7 @@
 namespace assay::fuzz {
 
 nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_seconds) {
-  int64_t cases = 0, rejected = 0;
+  int64_t cases = 0, rejected = 0, infrastructure = 0;
   std::map<std::string, nlohmann::json> first_by_signature;
   nlohmann::json per_job = nlohmann::json::array(), died = nlohmann::json::array();
   nlohmann::json merged = nlohmann::json::object();
@@ -21,6 +21,7 @@ nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_s
                                   {"features", s.value("features", true)}};
     cases += s.value("cases", int64_t(0));
     rejected += s.value("rejected_inputs", int64_t(0));
+    infrastructure += s.value("infrastructure_errors", int64_t(0));
     per_job.push_back({{"job", r.job}, {"cases", s.value("cases", int64_t(0))},
                        {"cases_per_s", s.value("cases_per_s", 0.0)}, {"exit", r.exit_code},
                        {"distinct_failures", s.value("distinct_failures", 0)}});
@@ -42,6 +43,7 @@ nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_s
   merged["cases_per_second"] = per_s;
   merged["cases_per_s"] = per_s;
   merged["rejected_inputs"] = rejected;
+  merged["infrastructure_errors"] = infrastructure;
   merged["distinct_failures"] = failures.size();
   merged["first_failure_seconds"] = failures.empty() ? -1.0 : failures[0]["seconds"].get<double>();
   merged["time_to_first_failure_s"] = failures.empty() ? nlohmann::json() : failures[0]["seconds"];

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "exec/oom_retry.h"
 #include "exec/worker_runner.h"
 #include "gate/journal.h"
 #include "gate/sanitize.h"
@@ -62,10 +63,12 @@ std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const Lo
   wo.library = kernel.library, wo.entry = spec.entry, wo.log_file = log_dir / "worker.log";
   wo.device_memory_limit = device_memory_limit;
   auto worker = std::make_unique<WorkerRunner>(backend, wo);
-  if (std::string why = worker->warm_up(); !why.empty() && worker->device_unavailable())
-    throw InfraError(fmt::format("{}: the worker cannot set up the device: {}", spec.file.string(), why));
-  else if (!why.empty())
+  if (std::string why = worker->warm_up(); !why.empty()) {
+    const std::string device = fmt::format("{}: the worker cannot set up the device: {}", spec.file.string(), why);
+    if (worker->device_out_of_memory()) throw OutOfMemory(device);
+    if (worker->device_unavailable()) throw InfraError(device);
     throw InputError(fmt::format("{}: the kernel cannot be loaded: {}", spec.file.string(), why));
+  }
   return worker;
 }
 
@@ -152,6 +155,17 @@ class KernelGate {
 
  private:
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+  std::chrono::steady_clock::time_point budget_end() const {
+    return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(opt_.budget_seconds));
+  }
+  // A case once the device has room for it, waiting (within the budget)
+  // while other processes hold the memory.
+  CaseOutcome attempt(const Case& c, bool planned) {
+    return run_when_room(backend_, oom_deadline(budget_end(), opt_.min_oom_wait_s), c, [&](const Case& x) {
+      return planned ? run_case_planned(backend_, *runner_, x, exec_) : run_case(backend_, *runner_, x, exec_);
+    });
+  }
 
   // Loads the kernel and its runner; false (the report says why) when it cannot.
   bool set_up() {
@@ -162,7 +176,10 @@ class KernelGate {
       LoaderOptions lo = opt_.loader;
       lo.open = !isolate_;
       kernel_ = load_kernel(spec_, lo);
-      runner_ = make_runner(spec_, backend_, kernel_, isolate_, case_dir_, opt_.device_memory_limit);
+      // A worker whose context found the device full waits, like a case (exec/oom_retry.h).
+      runner_ = device_retry(backend_, oom_deadline(budget_end(), opt_.min_oom_wait_s)).run([&] {
+        return make_runner(spec_, backend_, kernel_, isolate_, case_dir_, opt_.device_memory_limit);
+      });
     } catch (const InputError& e) {
       report_.setup_error = e.what(), report_.setup_exit = exit_bad_input;
     } catch (const InfraError& e) {
@@ -224,11 +241,17 @@ class KernelGate {
   }
 
   void run_alone(int64_t i, const Case& c) {
+    CaseOutcome outcome;
     try {
-      record(i, c, run_case(backend_, *runner_, c, exec_));
-    } catch (const OutOfMemory&) {
-      skip_out_of_memory(c);
+      outcome = attempt(c, false);
+    } catch (const OutOfMemory& e) {
+      // The memory did not come within the budget: the machine's fault, on
+      // record with its figures; the journal leaves the case unfinished, so
+      // --resume runs it again.
+      report_.infrastructure.push_back({i, c, e.what()});
+      return;
     }
+    record(i, c, outcome);
   }
   // The planned cases that wait, in one exchange with the worker.
   void run_waiting() {
@@ -245,12 +268,6 @@ class KernelGate {
     for (size_t j = 0; j < outcomes.size(); ++j) record(waiting_index_[j], waiting_[j], outcomes[j]);
     waiting_index_.clear(), waiting_.clear();
   }
-  // The device's memory is shared (other processes, the reference's pool):
-  // a case that does not fit now is skipped, not the whole run.
-  void skip_out_of_memory(const Case& c) {
-    ++report_.cases_skipped, ++report_.skip_reasons[fmt::format("device out of memory ({})", c.origin)];
-  }
-
   void record(int64_t i, const Case& c, const CaseOutcome& outcome) {
     if (int(report_.failures.size()) >= opt_.max_failures) {
       // Ran in an exchange past the kernel's last reported failure: on record
@@ -271,9 +288,7 @@ class KernelGate {
       report_.failures.push_back({c, outcome, file, "assay repro " + file.string()});
       const int attempts = shrink_attempts_for(outcome.verdict, isolate_, opt_.shrink_attempts);
       if (report_.failures.size() == 1 && attempts > 0) {
-        CaseProbe probe = [&](const Case& x) {
-          return batch_ > 0 ? run_case_planned(backend_, *runner_, x, exec_) : run_case(backend_, *runner_, x, exec_);
-        };
+        CaseProbe probe = [&](const Case& x) { return attempt(x, batch_ > 0); };
         // Huge cases cost seconds each: at most half the kernel's budget.
         shrink_first_failure(spec_, probe, attempts, std::max(10.0, opt_.budget_seconds / 2), case_dir_, i,
                              report_.failures.front());

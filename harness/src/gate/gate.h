@@ -8,6 +8,7 @@
 
 #include "backend/backend.h"
 #include "exec/loader.h"
+#include "exec/oom_retry.h"
 #include "exec/runner.h"
 #include "report/reporter.h"
 #include "spec/spec.h"
@@ -42,6 +43,10 @@ struct GateOptions {
   std::string sanitize;                         // compute-sanitizer tool for replays; empty: none
   int sanitize_samples = 2;                     // small passing cases replayed besides the failures
   std::optional<size_t> batch;                  // planned small cases per exchange (above); 0: call by call
+  // Out of device memory, a case (or the worker's set-up) waits and tries
+  // again until the kernel's budget is spent, but at least this long
+  // (exec/oom_retry.h); then it is an infrastructure error.
+  double min_oom_wait_s = kMinOomWaitSeconds;
 };
 
 inline constexpr int64_t kDefaultRandomCases = 200;
@@ -58,7 +63,9 @@ CaseLimits limits_for(const Backend& backend);
 KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter);
 
 // The runner for a kernel: a worker process (`isolate`, host kernels) or a
-// direct call. Throws InputError when the kernel cannot be loaded.
+// direct call. Throws InputError when the kernel cannot be loaded, InfraError
+// when the worker cannot set up the device (OutOfMemory when its memory is
+// full: worth waiting for, exec/oom_retry.h).
 std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const LoadedKernel& kernel, bool isolate,
                                     const std::filesystem::path& log_dir,
                                     size_t device_memory_limit = size_t(8) << 30);

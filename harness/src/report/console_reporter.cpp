@@ -39,6 +39,7 @@ class ConsoleReporter final : public Reporter {
     if (k.cases_passed > 0) fmt::print(", worst passing error {:.3g} of the tolerance", k.worst_pass_ratio);
     fmt::print("\n");
     if (!k.setup_error.empty()) fmt::print("     {}\n", k.setup_error);
+    for (auto& e : k.infrastructure) fmt::print("     not run (infrastructure): {}\n       {}\n", describe(e.c), e.message);
     for (auto& [reason, n] : k.skip_reasons) fmt::print("     skipped {}: {}\n", n, reason);
     for (auto& f : k.failures) {
       fmt::print("     {} in call {}: {}\n", name(f.outcome.verdict), f.outcome.call, describe(f.c));

@@ -34,6 +34,9 @@ class JsonReporter final : public Reporter {
     for (auto& k : ks) {
       json failures = json::array(), sanitizer = json::array();
       for (auto& f : k.failures) failures.push_back(failure_json(f));
+      json infrastructure = json::array();
+      for (auto& e : k.infrastructure)
+        infrastructure.push_back({{"index", e.index}, {"case", describe(e.c)}, {"message", e.message}});
       for (auto& s : k.sanitizer)
         sanitizer.push_back({{"tool", k.sanitizer_tool}, {"case_file", s.case_file.string()},
                              {"report", s.report.string()}, {"errors", s.errors}, {"timed_out", s.timed_out}});
@@ -43,6 +46,7 @@ class JsonReporter final : public Reporter {
                          {"cases_passed", k.cases_passed}, {"cases_skipped", k.cases_skipped},
                          {"skip_reasons", k.skip_reasons}, {"seconds", k.seconds}, {"cases_per_second", k.seconds > 0 ? k.cases_run / k.seconds : 0.0},
                          {"worst_pass_bound_ratio", k.worst_pass_ratio}, {"failures", failures},
+                         {"infrastructure_errors", infrastructure},
                          {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note}});
     }
     std::ofstream out(file_);

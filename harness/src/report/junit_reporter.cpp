@@ -39,10 +39,11 @@ class JunitReporter final : public Reporter {
       seconds += k.seconds;
       body += fmt::format("    <testcase classname=\"assay.{}\" name=\"{}\" time=\"{:.3f}\">\n", xml_escape(k.backend),
                           xml_escape(k.name), k.seconds);
-      if (!k.setup_error.empty()) {
+      if (!k.setup_error.empty() || k.infrastructure_failed()) {
         ++errors;
-        body += fmt::format("      <error message=\"{}\">{}</error>\n", xml_escape(k.verdict()),
-                            xml_escape(k.setup_error));
+        std::string text = k.setup_error;
+        for (auto& e : k.infrastructure) text += fmt::format("{}: {}\n", describe(e.c), e.message);
+        body += fmt::format("      <error message=\"{}\">{}</error>\n", xml_escape(k.verdict()), xml_escape(text));
       } else if (expect_mode_ ? !k.expect_met() : k.verdict() != "pass") {
         ++failures;
         std::string text = fmt::format("verdict {} (expected {}) after {} cases\n", k.verdict(),

@@ -5,6 +5,7 @@ namespace assay {
 std::string KernelReport::verdict() const {
   if (!setup_error.empty()) return setup_exit == 3 ? "infrastructure_error" : "setup_error";
   if (failures.empty() && sanitizer_errors() > 0) return "sanitizer_error";
+  if (failures.empty() && !infrastructure.empty()) return "infrastructure_error";
   if (failures.empty()) return cases_run > 0 ? "pass" : "no_cases";
   return std::string(assay::name(failures.front().outcome.verdict));
 }

@@ -24,6 +24,14 @@ struct CaseFailure {
   } shrunk;
 };
 
+// A case the machine could not run: the device's memory stayed short past
+// every retry (exec/oom_retry.h). The message has the memory figures.
+struct CaseInfraError {
+  int64_t index = 0;  // the journal's index of the case
+  Case c;
+  std::string message;
+};
+
 struct KernelReport {
   std::string name;
   std::filesystem::path spec_file;
@@ -35,6 +43,7 @@ struct KernelReport {
   int64_t cases_run = 0, cases_passed = 0, cases_skipped = 0;
   std::map<std::string, int64_t> skip_reasons;
   std::vector<CaseFailure> failures;
+  std::vector<CaseInfraError> infrastructure;  // cases not run: the machine's fault, not the kernel's
   double seconds = 0;
   // Largest |error| / allowed error over the passing cases: how close correct
   // results come to the tolerance (calibration of T, docs/tolerance.md).
@@ -45,10 +54,13 @@ struct KernelReport {
   int sanitizer_errors() const;  // errors found over all replays
 
   // The first failing case decides the kernel's verdict; without one, any
-  // sanitizer error makes it "sanitizer_error".
+  // sanitizer error makes it "sanitizer_error", then a case the machine
+  // could not run "infrastructure_error" (as a set-up the machine failed).
   std::string verdict() const;
   // True when the verdict is what the spec's `expect` says (or pass if none).
   bool expect_met() const;
+  // The machine failed this kernel (its set-up or a case): exit 3.
+  bool infrastructure_failed() const { return verdict() == "infrastructure_error"; }
 };
 
 }  // namespace assay

@@ -1,7 +1,8 @@
-// Device memory held by one process, as the driver accounts it (NVML). The
-// worker uses it to bound what a candidate keeps across calls: memory of the
-// whole device would count other processes sharing the GPU (the harness's
-// own reference, parallel campaigns) against the candidate.
+// Device memory held by the worker process, as the driver accounts it
+// (core/gpu_processes.h). The worker uses it to bound what a candidate keeps
+// across calls: memory of the whole device would count other processes
+// sharing the GPU (the harness's own reference, parallel campaigns) against
+// the candidate.
 #pragma once
 #include <sys/types.h>
 
@@ -9,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+
+#include "core/gpu_processes.h"
 
 namespace assay::worker {
 
@@ -18,9 +21,13 @@ class ProcessMemory {
   // when NVML is not installed or cannot see this process (e.g. a container
   // whose PIDs the driver does not know).
   static std::unique_ptr<ProcessMemory> open(const std::string& pci_bus_id, pid_t pid, std::string& why);
-  virtual ~ProcessMemory() = default;
   // Bytes of device memory the process holds now; nullopt when NVML fails.
-  virtual std::optional<uint64_t> used() = 0;
+  std::optional<uint64_t> used();
+
+ private:
+  ProcessMemory(std::unique_ptr<GpuProcessList> list, pid_t pid) : list_(std::move(list)), pid_(pid) {}
+  std::unique_ptr<GpuProcessList> list_;
+  pid_t pid_;
 };
 
 }  // namespace assay::worker

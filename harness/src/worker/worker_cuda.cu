@@ -77,13 +77,14 @@ class CudaDevice final : public WorkerDevice {
     for (auto& [id, p] : opened_) cudaIpcCloseMemHandle(p);
   }
 
-  std::string init() {
+  std::string init(bool& out_of_memory) {
     cudaError_t e = cudaSetDevice(device_);
     if (e == cudaSuccess) e = cudaFree(nullptr);  // creates the context now, not inside the first call
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
     // Mapped pinned memory: the kernel sets it, no copy back.
     if (e == cudaSuccess) e = cudaHostAlloc(&flag_host_, sizeof(int), cudaHostAllocMapped);
     if (e == cudaSuccess) e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&flag_), flag_host_, 0);
+    out_of_memory = e == cudaErrorMemoryAllocation;
     if (e != cudaSuccess) return "worker: CUDA setup failed: " + describe(e);
     char bus[32] = {};
     if (limit_ > 0 && cudaDeviceGetPCIBusId(bus, sizeof bus, device_) == cudaSuccess) {
@@ -244,9 +245,9 @@ class CudaDevice final : public WorkerDevice {
 
 }  // namespace
 
-std::unique_ptr<WorkerDevice> cuda_device(int device, size_t memory_limit, std::string& why) {
+std::unique_ptr<WorkerDevice> cuda_device(int device, size_t memory_limit, std::string& why, bool& out_of_memory) {
   auto d = std::make_unique<CudaDevice>(device, memory_limit);
-  why = d->init();
+  why = d->init(out_of_memory);
   if (!why.empty()) return nullptr;
   return d;
 }

@@ -39,8 +39,9 @@ class WorkerDevice {
 };
 
 std::unique_ptr<WorkerDevice> host_device();
-// Sets up the CUDA context on `device`; nullptr and `why` when it cannot.
+// Sets up the CUDA context on `device`; nullptr and `why` when it cannot
+// (`out_of_memory`: because the device's memory is full).
 // memory_limit: device memory the candidate may keep across a call.
-std::unique_ptr<WorkerDevice> cuda_device(int device, size_t memory_limit, std::string& why);
+std::unique_ptr<WorkerDevice> cuda_device(int device, size_t memory_limit, std::string& why, bool& out_of_memory);
 
 }  // namespace assay::worker

@@ -104,11 +104,12 @@ int main(int argc, char** argv) {
   }
   const int sock = std::atoi(argv[1]);
   std::string why;
+  bool out_of_memory = false;
   std::unique_ptr<WorkerDevice> dev =
-      cuda ? assay::worker::cuda_device(std::atoi(argv[5]), std::strtoull(argv[6], nullptr, 10), why)
+      cuda ? assay::worker::cuda_device(std::atoi(argv[5]), std::strtoull(argv[6], nullptr, 10), why, out_of_memory)
            : assay::worker::host_device();
   if (!dev) {  // the device, not the kernel: e.g. its memory is full right now
-    reply(sock, kDeviceUnavailable, CallEnd::returned, why);
+    reply(sock, out_of_memory ? kDeviceOutOfMemory : kDeviceUnavailable, CallEnd::returned, why);
     return 0;
   }
   void* handle = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);

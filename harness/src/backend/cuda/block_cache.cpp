@@ -47,6 +47,7 @@ void BlockCache::give_back(std::byte* data) {
   cached_bytes_ += it->second.bytes;
   live_bytes_ -= it->second.bytes;
   live_.erase(it);
+  if (cached_bytes_ > keep_) trim();
 }
 
 std::optional<Block> BlockCache::owner_of(const void* p) const {

@@ -28,12 +28,15 @@ class BlockCache {
     std::function<void(std::byte*)> free;
     std::function<void()> before_free;  // others must unmap blocks before they are freed
   };
-  explicit BlockCache(Device device) : device_(std::move(device)) {}
+  // keep: cached bytes beyond this go back to the device as soon as a block
+  // is given back, so that a run does not sit on memory other runs sharing
+  // the GPU wait for (only huge cases leave that much).
+  explicit BlockCache(Device device, size_t keep = SIZE_MAX) : device_(std::move(device)), keep_(keep) {}
   ~BlockCache();  // frees everything, live blocks too
 
   // nullopt when even an empty cache cannot get the memory.
   std::optional<Block> take(size_t bytes);
-  void give_back(std::byte* data);
+  void give_back(std::byte* data);  // trims when more than `keep` is cached
   // The live block that contains p.
   std::optional<Block> owner_of(const void* p) const;
   // Frees every cached (not live) block.
@@ -48,6 +51,7 @@ class BlockCache {
 
  private:
   Device device_;
+  size_t keep_;
   std::map<std::byte*, Block> live_;       // by address
   std::multimap<size_t, Block> cached_;    // by size
   size_t live_bytes_ = 0, cached_bytes_ = 0;

@@ -3,6 +3,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -38,30 +40,44 @@ std::string cuda_arch() {
   return fmt::format("sm_{}{}", major, minor);
 }
 
-std::unique_ptr<Backend> make_backend(BackendKind kind) {
+std::unique_ptr<Backend> make_backend(BackendKind kind, size_t device_memory_share) {
   if (kind == BackendKind::host) return std::make_unique<HostBackend>();
-  return std::make_unique<CudaBackend>();
+  return std::make_unique<CudaBackend>(device_memory_share);
 }
 
-CudaBackend::CudaBackend() {
+namespace {
+// The context of a process on a full device cannot be made: transient where others share it.
+void check_setup(cudaError_t e, const char* what) {
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw OutOfMemory(fmt::format("{}: {} (the device's memory is full)", what, cudaGetErrorString(e)));
+  }
+  check_cuda(e, what);
+}
+// Cached blocks beyond this go back to the device when a case ends: only huge
+// cases leave that much, and runs sharing the GPU may be waiting for it.
+constexpr size_t kKeepCachedBlocks = size_t(4) << 30;
+// make_room looks at cases from this size on (smaller ones: their
+// allocations tell), and wants this much free beside them (the worker's
+// staging copy, the candidate's own allocations).
+constexpr double kRoomCheckBytes = double(size_t(1) << 30), kRoomMargin = double(size_t(1) << 30);
+}  // namespace
+
+CudaBackend::CudaBackend(size_t share) {
   std::string why;
   if (!cuda_available(&why)) throw InfraError("the cuda backend needs a CUDA GPU: " + why);
   check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
   cudaStream_t s;
-  check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_setup(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
   stream_ = s;
   size_t free_bytes = 0, total = 0;
   check_cuda(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
-  budget_ = free_bytes / 10 * 8;  // leave room for the candidate's own allocations
-  // Several harness processes on one GPU (campaigns side by side) each take
-  // a share: ASSAY_DEVICE_MEMORY_GIB caps the cases this one runs.
-  if (const char* cap = std::getenv("ASSAY_DEVICE_MEMORY_GIB")) {
-    char* end = nullptr;
-    const double gib = std::strtod(cap, &end);
-    if (end == cap || *end != '\0' || !(gib > 0) || gib > 1e6)
-      throw InputError(fmt::format("ASSAY_DEVICE_MEMORY_GIB='{}': expected a positive number of GiB", cap));
-    budget_ = std::min(budget_, size_t(gib * double(size_t(1) << 30)));
-  }
+  // Of the total, not of what is free now: a run draws the same cases
+  // whatever the other processes on the GPU hold (docs/cases.md).
+  share_ = resolve_device_share(total, share, std::getenv("ASSAY_DEVICE_MEMORY_GIB"), kDefaultDeviceShare);
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device_) == cudaSuccess) processes_ = GpuProcessList::open(bus, no_processes_);
+  else no_processes_ = "no PCI bus id for the device";
   // The reference's FP64 scratch comes from the stream-ordered pool; keep up
   // to 2 GiB of it between cases (small cases pay nothing for the pool's
   // growth), but give the scratch of huge cases back to the device.
@@ -83,8 +99,50 @@ CudaBackend::CudaBackend() {
   device.before_free = [this] {
     if (unmap_hook_) unmap_hook_();
   };
-  blocks_ = std::make_unique<BlockCache>(std::move(device));
-  check_cuda(cudaMalloc(&diff_index_, sizeof(unsigned long long)), "cudaMalloc");
+  blocks_ = std::make_unique<BlockCache>(std::move(device), kKeepCachedBlocks);
+  check_setup(cudaMalloc(&diff_index_, sizeof(unsigned long long)), "cudaMalloc");
+}
+
+DeviceMemoryFigures CudaBackend::measure_memory() {
+  DeviceMemoryFigures f;
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) cudaGetLastError();
+  f.free = free_bytes, f.total = total, f.share = share_;
+  cudaMemPool_t pool;
+  uint64_t pooled = 0;
+  if (cudaDeviceGetDefaultMemPool(&pool, device_) == cudaSuccess)
+    cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &pooled);
+  f.own_buffers = blocks_->live_bytes() + blocks_->cached_bytes() + pooled;
+  f.why_no_tree = no_processes_;
+  if (processes_) {
+    if (auto procs = processes_->list()) f.tree = tree_usage(*procs, getpid(), proc_parent);
+    if (!f.tree) f.why_no_tree = "NVML does not list this process with its memory (a container with its own PIDs?)";
+  }
+  return f;
+}
+
+std::string CudaBackend::memory_figures() { return describe(measure_memory()); }
+
+void CudaBackend::release_cached() {
+  blocks_->trim();  // stops a worker that maps them first (the unmap hook)
+  cudaMemPool_t pool;
+  if (cudaStreamSynchronize(cudaStream_t(stream_)) == cudaSuccess &&
+      cudaDeviceGetDefaultMemPool(&pool, device_) == cudaSuccess)
+    cudaMemPoolTrimTo(pool, 0);
+  cudaGetLastError();
+}
+
+void CudaBackend::make_room(double bytes) {
+  if (bytes < kRoomCheckBytes) return;
+  DeviceMemoryFigures f = measure_memory();
+  // This run stays inside its share (its workers count), and what it caches
+  // may be just what the case needs.
+  if (double(f.own()) + bytes > double(share_) || double(f.free) < bytes + kRoomMargin) {
+    release_cached();
+    f = measure_memory();
+  }
+  if (double(f.free) < bytes + kRoomMargin)  // other processes hold it: retry_on_oom waits for them
+    throw OutOfMemory(fmt::format("no room for a case of {:.2f} GiB", bytes / double(size_t(1) << 30)));
 }
 
 CudaBackend::~CudaBackend() {

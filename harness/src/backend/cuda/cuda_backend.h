@@ -8,6 +8,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/block_cache.h"
+#include "backend/cuda/device_share.h"
 
 struct cublasContext;
 
@@ -15,12 +16,18 @@ namespace assay {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend();  // throws InfraError when no GPU can be used
+  // Throws InfraError when no GPU can be used (OutOfMemory when the device
+  // has no memory left for this process's context). share: make_backend's.
+  explicit CudaBackend(size_t share = 0);
   ~CudaBackend() override;
   BackendKind kind() const override { return BackendKind::cuda; }
   DLDevice device() const override { return DLDevice{kDLCUDA, device_}; }
   void* stream() override { return stream_; }
-  size_t memory_budget() const override { return budget_; }
+  size_t memory_budget() const override { return share_; }
+  void make_room(double bytes) override;
+  void release_cached() override;
+  std::string memory_figures() override;
+  DeviceMemoryFigures measure_memory();  // now, for this process's tree
   Buffer allocate(size_t bytes) override;
   Buffer allocate_exact(size_t bytes) override;
   void release(Buffer& b) override;
@@ -42,7 +49,9 @@ class CudaBackend final : public Backend {
   int device_ = 0;
   void* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
-  size_t budget_ = 0;
+  size_t share_ = 0;                         // bytes: this run's share of the device
+  std::unique_ptr<GpuProcessList> processes_;  // NVML; null where it cannot be had
+  std::string no_processes_;                   // why not
   unsigned long long* diff_index_ = nullptr;  // device word for first_difference
   std::function<void()> unmap_hook_;
   std::unique_ptr<BlockCache> blocks_;
