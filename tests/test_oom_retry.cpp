@@ -14,6 +14,7 @@
 #include "backend/cuda/device_share.h"
 #include "core/gpu_processes.h"
 #include "exec/oom_retry.h"
+#include "exec/worker_runner.h"
 #include "gate/gate.h"
 #include "gate/journal.h"
 #include "samples_support.h"
@@ -318,4 +319,78 @@ TEST_CASE("memory that never comes is an infrastructure error with the figures, 
   ResumeState resume = Journal::read(out);
   CHECK(resume.finished[spec.file.string()].empty());
   CHECK(resume.in_flight[spec.file.string()].count(0) == 1);
+}
+
+namespace {
+
+// assay-worker replaced by tests/fake_worker, in one mode, for one test.
+struct FakeWorker {
+  explicit FakeWorker(const char* mode) { use(mode); }
+  void use(const char* mode) {
+    setenv("ASSAY_WORKER", ASSAY_FAKE_WORKER, 1);
+    setenv("ASSAY_FAKE_WORKER", mode, 1);
+  }
+  ~FakeWorker() {
+    unsetenv("ASSAY_WORKER");
+    unsetenv("ASSAY_FAKE_WORKER");
+  }
+};
+
+const assay_call kNoTensors{ASSAY_ABI_VERSION, "gemm", 0, nullptr, 0, nullptr, 0, nullptr, nullptr, nullptr, 0};
+
+}  // namespace
+
+TEST_CASE("a worker that finds the device's memory full is the machine's fault, worth waiting for", "[oom][worker]") {
+  auto backend = make_backend(BackendKind::host);
+  const auto dir = std::filesystem::temp_directory_path() / "assay-test-oom-worker";
+  Spec spec;
+  spec.name = "k", spec.file = dir / "k.yaml";
+  LoadedKernel kernel;
+  kernel.library = dir / "k.so";  // never loaded: the fake worker runs nothing
+  WorkerOptions wo;
+  wo.library = kernel.library;
+
+  SECTION("at set-up: OutOfMemory, not a kernel that cannot load") {
+    FakeWorker fake("setup_oom");
+    try {
+      make_runner(spec, *backend, kernel, true, dir);
+      FAIL("the worker started");
+    } catch (const OutOfMemory& e) {
+      CHECK_THAT(std::string(e.what()), Contains("the worker cannot set up the device"));
+      CHECK_THAT(std::string(e.what()), Contains("cudaErrorMemoryAllocation"));
+    }
+  }
+  SECTION("another set-up failure of the device is infrastructure, not out of memory") {
+    FakeWorker fake("setup_unavailable");
+    bool infra = false, oom = false;
+    try {
+      make_runner(spec, *backend, kernel, true, dir);
+    } catch (const OutOfMemory&) {
+      oom = true;
+    } catch (const InfraError&) {
+      infra = true;
+    }
+    CHECK(infra);
+    CHECK_FALSE(oom);
+  }
+  SECTION("a fresh worker mid-run that cannot set up throws instead of giving a crash verdict") {
+    FakeWorker fake("setup_oom");
+    WorkerRunner runner(*backend, wo);
+    CHECK_THROWS_AS(runner.run(kNoTensors, 5), OutOfMemory);
+  }
+  SECTION("a call that met full memory throws; the next call gets a fresh worker") {
+    FakeWorker fake("call_oom");
+    WorkerRunner runner(*backend, wo);
+    REQUIRE(runner.warm_up().empty());
+    try {
+      runner.run(kNoTensors, 5);
+      FAIL("the call counted");
+    } catch (const OutOfMemory& e) {
+      CHECK_THAT(std::string(e.what()), Contains("the device's memory was full during the call"));
+    }
+    fake.use("");
+    RunStatus s = runner.run(kNoTensors, 5);
+    CHECK(s.end == RunEnd::returned);
+    CHECK(runner.workers_started() == 2);
+  }
 }

@@ -56,6 +56,10 @@ enum class CallEnd : int32_t {
   device_error = 1,      // a CUDA error the context survives (e.g. a bad launch)
   fatal = 2,             // a sticky CUDA error or a broken limit: the worker leaves after replying
   unordered_output = 3,  // an output changed after the call's stream had finished
+  // The call failed (or its checks could not be set up) while the device's
+  // memory was full: the machine's fault on a shared GPU, no verdict; the
+  // harness waits and runs the case again (exec/oom_retry.h).
+  out_of_memory = 4,
 };
 
 // The worker's first message has code 0 when it is ready, one of these when it

@@ -240,6 +240,9 @@ RunStatus WorkerRunner::await_reply(double timeout_s) {
     case wire::CallEnd::returned: return RunStatus{RunEnd::returned, reply.code, message};
     case wire::CallEnd::device_error: return RunStatus{RunEnd::device_error, reply.code, message};
     case wire::CallEnd::unordered_output: return RunStatus{RunEnd::unordered_output, reply.code, message};
+    case wire::CallEnd::out_of_memory:
+      stop();  // the requests sent ahead are void: a fresh worker takes the case again
+      throw OutOfMemory("in the worker: " + message);
     case wire::CallEnd::fatal: break;
   }
   stop();  // it is leaving anyway; a fresh worker takes the next call

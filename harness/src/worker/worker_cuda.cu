@@ -128,18 +128,28 @@ class CudaDevice final : public WorkerDevice {
   // for a large case, it goes back once the cases are small again.
   void before_call(const wire::CallRequest& req, const Bases&) override {
     size_t need = 0;
+    staging_failed_ = false;
     for_each_output_buffer(req, [&](int b) { need += req.buffer_bytes[b]; });
     if (need > staging_bytes_ || (staging_bytes_ > (size_t(256) << 20) && need < staging_bytes_ / 8)) {
       if (staging_) cudaFree(staging_);
       staging_ = nullptr, staging_bytes_ = 0;
       if (cudaMalloc(&staging_, need) == cudaSuccess) staging_bytes_ = need;
-      else cudaGetLastError();  // no copy, no check of stream order this call
+      else cudaGetLastError(), staging_failed_ = true;  // no check of stream order: the call does not count
     }
+  }
+
+  bool memory_was_short(bool call_failed) override {
+    if (staging_failed_) return true;
+    if (!call_failed) return false;
+    if (last_error_ == cudaErrorMemoryAllocation) return true;  // an allocation of the candidate's failed
+    size_t free_bytes = 0, total = 0;  // or one whose error it cleared, on a full device
+    return cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes < kFullBelow;
   }
 
   wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message,
                            double& check_s) override {
     cudaError_t launch = cudaGetLastError();
+    last_error_ = launch;
     // What a consumer ordered after the call on its stream would read.
     size_t at = 0;
     const bool staged = launch == cudaSuccess && staging_bytes_ > 0;
@@ -235,6 +245,11 @@ class CudaDevice final : public WorkerDevice {
   std::map<uint64_t, void*> opened_;  // allocation id -> this process's mapping
   unsigned char* staging_ = nullptr;
   size_t staging_bytes_ = 0;
+  bool staging_failed_ = false;           // this call's staging copy could not be had
+  cudaError_t last_error_ = cudaSuccess;  // what the runtime held after the candidate's call
+  // Free memory below this when a call failed: the device was full (a
+  // context, cuBLAS's handle and workspace need more).
+  static constexpr size_t kFullBelow = size_t(512) << 20;
   std::unique_ptr<ProcessMemory> memory_;  // null: no limit, or NVML cannot tell
   uint64_t owned_ = 0;                     // the context's own memory and the mapped buffers (not staging_)
   std::chrono::steady_clock::time_point last_look_{};

@@ -31,6 +31,12 @@ class WorkerDevice {
   virtual wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message,
                                    double& check_s) = 0;
   virtual void unmap(const wire::CallRequest& req, Bases& base) = 0;
+  // After after_call: whether the device's memory was too short for this
+  // call to count: the worker could not get memory for its checks, or the
+  // call failed (`call_failed`) while an allocation had failed or the device
+  // was full. Then the failure is the machine's on a shared GPU, not the
+  // candidate's.
+  virtual bool memory_was_short(bool /*call_failed*/) { return false; }
   // Something the harness should tell its user once (a limit it cannot enforce).
   virtual const std::string& note() const {
     static const std::string none;

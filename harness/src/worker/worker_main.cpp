@@ -82,6 +82,10 @@ bool serve(int sock, assay_run_fn run, WorkerDevice& dev, const CallRequest& req
     std::string message;
     double check_s = 0;
     CallEnd end = dev.after_call(req, base, message, check_s);
+    if (end != CallEnd::fatal && dev.memory_was_short(code != 0 || end != CallEnd::returned)) {
+      message = "the device's memory was full during the call" + (message.empty() ? "" : ": " + message);
+      end = CallEnd::out_of_memory;
+    }
     Reply timing;
     timing.run_s = float(std::chrono::duration<double>(t1 - t0).count());
     timing.wait_s = float(std::chrono::duration<double>(Clock::now() - t1).count() - check_s);
