@@ -14,6 +14,7 @@ namespace {
 struct FakeDevice {
   size_t capacity, used = 0;
   int allocations = 0, frees = 0, hooks = 0;
+  std::vector<uint64_t> unmapped;  // the ids the hook was given
   std::vector<std::pair<std::byte*, size_t>> blocks;
   BlockCache::Device device() {
     return {[this](size_t n) -> std::byte* {
@@ -28,7 +29,10 @@ struct FakeDevice {
                 if (q == p) used -= n;
               ++frees, std::free(p);
             },
-            [this] { ++hooks; }};
+            [this](const std::vector<uint64_t>& ids) {
+              ++hooks;
+              unmapped.insert(unmapped.end(), ids.begin(), ids.end());
+            }};
   }
 };
 
@@ -72,6 +76,7 @@ TEST_CASE("out of memory frees the cache, after the unmap hook, and retries", "[
     CHECK(fake.hooks == 0);
     Block b = *cache.take(4 << 20);  // 6 MiB cached + 4 MiB > 8 MiB: trim first
     CHECK(fake.hooks == 1);
+    CHECK(fake.unmapped == std::vector<uint64_t>{a.id});  // the worker is told which mapping to close
     CHECK(fake.frees == 1);
     CHECK(b.id != a.id);
     CHECK_FALSE(cache.owner_of(a.data + 1).has_value());

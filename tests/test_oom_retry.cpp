@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <numeric>
 
 #include "backend/cuda/block_cache.h"
 #include "backend/cuda/device_share.h"
@@ -198,6 +199,7 @@ TEST_CASE("memory figures say what this run holds, what others hold and what is 
 TEST_CASE("the block cache gives back what it caches beyond its keep", "[oom][block_cache]") {
   size_t used = 0;
   int hooks = 0, frees = 0;
+  std::vector<uint64_t> unmapped;
   std::vector<std::pair<std::byte*, size_t>> blocks;
   BlockCache::Device device{[&](size_t n) -> std::byte* {
                               used += n;
@@ -210,7 +212,10 @@ TEST_CASE("the block cache gives back what it caches beyond its keep", "[oom][bl
                                 if (q == p) used -= n;
                               ++frees, std::free(p);
                             },
-                            [&] { ++hooks; }};
+                            [&](const std::vector<uint64_t>& ids) {
+                              ++hooks;
+                              unmapped = ids;
+                            }};
   BlockCache cache(device, size_t(8) << 20);
   Block small = *cache.take(4 << 20), big = *cache.take(6 << 20);
   cache.give_back(small.data);
@@ -218,6 +223,8 @@ TEST_CASE("the block cache gives back what it caches beyond its keep", "[oom][bl
   CHECK(frees == 0);
   cache.give_back(big.data);  // 10 MiB cached > 8 MiB: back to the device, after the unmap hook
   CHECK(hooks == 1);
+  std::sort(unmapped.begin(), unmapped.end());
+  CHECK(unmapped == std::vector<uint64_t>{small.id, big.id});
   CHECK(frees == 2);
   CHECK(cache.cached_bytes() == 0);
   CHECK(used == 0);
@@ -377,6 +384,16 @@ TEST_CASE("a worker that finds the device's memory full is the machine's fault, 
     FakeWorker fake("setup_oom");
     WorkerRunner runner(*backend, wo);
     CHECK_THROWS_AS(runner.run(kNoTensors, 5), OutOfMemory);
+  }
+  SECTION("buffers the backend frees are forgotten by the worker, which stays") {
+    FakeWorker fake("");
+    WorkerRunner runner(*backend, wo);
+    REQUIRE(runner.warm_up().empty());
+    std::vector<uint64_t> ids(100);  // more than one request holds
+    std::iota(ids.begin(), ids.end(), 1);
+    runner.forget(ids);
+    CHECK(runner.run(kNoTensors, 5).end == RunEnd::returned);
+    CHECK(runner.workers_started() == 1);  // what the candidate keeps in its process is kept
   }
   SECTION("a call that met full memory throws; the next call gets a fresh worker") {
     FakeWorker fake("call_oom");

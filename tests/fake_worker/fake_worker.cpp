@@ -4,6 +4,7 @@
 // ASSAY_FAKE_WORKER=setup_unavailable set-up fails otherwise
 // ASSAY_FAKE_WORKER=call_oom         ready; every call: the memory was full
 // anything else                      ready; every call returns 0
+// (every mode that gets ready answers forget requests)
 #include <unistd.h>
 
 #include <cstdio>
@@ -41,7 +42,9 @@ int main(int argc, char** argv) {
     int fds[kMaxBuffers], nfds = 0;
     if (!recv_message(sock, &req, sizeof req, fds, kMaxBuffers, &nfds)) return 0;
     for (int i = 0; i < nfds; ++i) close(fds[i]);
-    if (mode == "call_oom")
+    if (req.kind == RequestKind::forget)
+      reply(sock, 0, CallEnd::returned, "");
+    else if (mode == "call_oom")
       reply(sock, 2, CallEnd::out_of_memory, "the device's memory was full during the call: cudaErrorMemoryAllocation");
     else
       reply(sock, 0, CallEnd::returned, "");

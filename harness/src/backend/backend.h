@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <dlpack/dlpack.h>
 
@@ -79,9 +80,10 @@ class Backend {
   // cuda: writes the CUDA IPC handle of the allocation b (from owner_of);
   // false where buffers are shared by fd instead.
   virtual bool ipc_handle(const Buffer&, unsigned char (&)[kIpcHandleBytes]) { return false; }
-  // Called before the backend gives memory back to the device: a process that
-  // maps its buffers must unmap them first (CUDA IPC requires it). One hook.
-  virtual void set_unmap_hook(std::function<void()>) {}
+  // Called before the backend gives buffers back to the device, with their
+  // ids: a process that maps them must unmap them first (CUDA IPC requires
+  // it). One hook.
+  virtual void set_unmap_hook(std::function<void(const std::vector<uint64_t>& ids)>) {}
 
   // Waits for all queued work. Returns "" or the error the device reported
   // (for CUDA: the first error, sticky or not, since the last call).

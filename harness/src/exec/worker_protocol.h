@@ -13,6 +13,7 @@ inline constexpr int kMaxTensors = 4, kMaxScalars = 8, kMaxDims = 4;
 // A call's buffers: its tensors' and those its copies name (captures, the
 // next call's inputs).
 inline constexpr int kMaxBuffers = 12, kMaxCopies = 8;
+inline constexpr int kMaxForget = 64;
 
 struct Tensor {
   int32_t ndim = 0;
@@ -31,7 +32,16 @@ struct Copy {
   uint64_t bytes = 0;
 };
 
+// A request is a call, or (kind forget) no call: the worker closes its
+// mappings of the buffers forget_ids names and answers, so that the harness
+// may free them (CUDA forbids freeing a buffer another process has open)
+// without stopping the worker and losing what the candidate keeps in it.
+enum class RequestKind : int32_t { call = 0, forget = 1 };
+
 struct CallRequest {
+  RequestKind kind = RequestKind::call;
+  int32_t num_forget = 0;
+  uint64_t forget_ids[kMaxForget] = {};
   char op[16] = {};
   int32_t num_inputs = 0, num_outputs = 0, num_scalars = 0, num_buffers = 0;
   double scalars[kMaxScalars] = {};

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -34,8 +35,10 @@ fs::path worker_executable() {
 
 WorkerRunner::WorkerRunner(Backend& backend, WorkerOptions opt) : backend_(backend), opt_(std::move(opt)) {
   // Before device memory goes back to the driver, the worker must have let go
-  // of its mappings: stopping it does that (the next call starts a fresh one).
-  backend_.set_unmap_hook([this] { stop(); });
+  // of its mappings of it. It closes them and stays: stopping it would lose
+  // what the candidate keeps between calls (a leak, a cache), and verdicts
+  // would depend on when memory ran short.
+  backend_.set_unmap_hook([this](const std::vector<uint64_t>& ids) { forget(ids); });
 }
 
 WorkerRunner::~WorkerRunner() {
@@ -120,6 +123,20 @@ std::string WorkerRunner::start() {
   static std::once_flag told;  // e.g. a limit the worker cannot enforce: once per run, not per worker
   if (said.rfind("ready; ", 0) == 0) std::call_once(told, [&] { std::fprintf(stderr, "assay: %s\n", said.c_str() + 7); });
   return {};
+}
+
+void WorkerRunner::forget(const std::vector<uint64_t>& ids) {
+  for (size_t at = 0; at < ids.size() && pid_ >= 0; at += wire::kMaxForget) {
+    wire::CallRequest req;
+    req.kind = wire::RequestKind::forget;
+    req.num_forget = int32_t(std::min<size_t>(ids.size() - at, wire::kMaxForget));
+    std::copy(ids.begin() + long(at), ids.begin() + long(at) + req.num_forget, req.forget_ids);
+    wire::Reply reply;
+    pollfd p{sock_, POLLIN, 0};
+    if (!wire::send_message(sock_, &req, sizeof req, nullptr, 0) || poll(&p, 1, 30000) <= 0 ||
+        !wire::recv_message(sock_, &reply, sizeof reply, nullptr, 0, nullptr) || reply.code != 0)
+      stop();  // no answer: stopping it closes its mappings for sure
+  }
 }
 
 void WorkerRunner::stop() {

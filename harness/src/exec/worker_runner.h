@@ -50,6 +50,9 @@ class WorkerRunner final : public Runner {
   bool device_unavailable() const { return device_unavailable_; }
   bool device_out_of_memory() const { return device_out_of_memory_; }
   int workers_started() const { return started_; }
+  // The worker closes its mappings of these buffers (before the backend
+  // frees them) and stays; it is stopped only when it does not answer.
+  void forget(const std::vector<uint64_t>& ids);
   const WorkerProfile& profile() const { return profile_; }
   void reset_profile() { profile_ = {}; }
 

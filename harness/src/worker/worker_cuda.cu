@@ -122,6 +122,23 @@ class CudaDevice final : public WorkerDevice {
   void unmap(const wire::CallRequest&, Bases& base) override {
     for (void*& b : base) b = nullptr;  // mappings stay open for the next call
   }
+  // What closing gives back was the harness's, not the candidate's: owned_
+  // goes down by it, as it went up when the buffers were opened.
+  void forget(const uint64_t* ids, int n) override {
+    std::optional<uint64_t> before;
+    bool closed = false;
+    for (int i = 0; i < n; ++i) {
+      auto it = opened_.find(ids[i]);
+      if (it == opened_.end()) continue;
+      if (memory_ && !closed) before = memory_->used();
+      cudaIpcCloseMemHandle(it->second);
+      opened_.erase(it);
+      closed = true;
+    }
+    if (before)
+      if (std::optional<uint64_t> now = memory_->used(); now && *now < *before)
+        owned_ -= std::min(owned_, *before - *now);
+  }
 
   // Room for a copy of each output buffer (the order check). It is the
   // worker's memory, not the candidate's (kept_memory leaves it out); grown

@@ -31,6 +31,9 @@ class WorkerDevice {
   virtual wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message,
                                    double& check_s) = 0;
   virtual void unmap(const wire::CallRequest& req, Bases& base) = 0;
+  // Closes what the worker keeps mapped of these buffers (cuda: their IPC
+  // mappings), so that the harness may free them.
+  virtual void forget(const uint64_t* /*ids*/, int /*n*/) {}
   // After after_call: whether the device's memory was too short for this
   // call to count: the worker could not get memory for its checks, or the
   // call failed (`call_failed`) while an allocation had failed or the device

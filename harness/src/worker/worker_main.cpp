@@ -131,6 +131,13 @@ int main(int argc, char** argv) {
     CallRequest req;
     int fds[kMaxBuffers], nfds = 0;
     if (!recv_message(sock, &req, sizeof req, fds, kMaxBuffers, &nfds)) return 0;  // harness gone or done
+    if (req.kind == RequestKind::forget) {  // the harness is about to free these buffers
+      for (int i = 0; i < nfds; ++i) close(fds[i]);
+      const bool ok = req.num_forget >= 0 && req.num_forget <= kMaxForget;
+      if (ok) dev->forget(req.forget_ids, req.num_forget);
+      reply(sock, ok ? 0 : -1, CallEnd::returned, ok ? "" : "worker: malformed forget request");
+      continue;
+    }
     if (!serve(sock, run, *dev, req, fds, nfds)) std::_Exit(0);  // no teardown of a lost context
   }
 }

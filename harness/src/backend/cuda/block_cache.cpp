@@ -61,7 +61,11 @@ std::optional<Block> BlockCache::owner_of(const void* p) const {
 
 void BlockCache::trim() {
   if (cached_.empty()) return;
-  if (device_.before_free) device_.before_free();
+  if (device_.before_free) {
+    std::vector<uint64_t> ids;
+    for (auto& [size, b] : cached_) ids.push_back(b.id);
+    device_.before_free(ids);
+  }
   for (auto& [size, b] : cached_) device_.free(b.data);
   cached_.clear();
   cached_bytes_ = 0;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <vector>
 
 namespace assay {
 
@@ -26,7 +27,8 @@ class BlockCache {
   struct Device {
     std::function<std::byte*(size_t)> allocate;  // nullptr when the device is out of memory
     std::function<void(std::byte*)> free;
-    std::function<void()> before_free;  // others must unmap blocks before they are freed
+    // Others must unmap blocks before they are freed: called with their ids.
+    std::function<void(const std::vector<uint64_t>& ids)> before_free;
   };
   // keep: cached bytes beyond this go back to the device as soon as a block
   // is given back, so that a run does not sit on memory other runs sharing

@@ -96,8 +96,8 @@ CudaBackend::CudaBackend(size_t share) {
     return static_cast<std::byte*>(p);
   };
   device.free = [](std::byte* p) { cudaFree(p); };
-  device.before_free = [this] {
-    if (unmap_hook_) unmap_hook_();
+  device.before_free = [this](const std::vector<uint64_t>& ids) {
+    if (unmap_hook_) unmap_hook_(ids);
   };
   blocks_ = std::make_unique<BlockCache>(std::move(device), kKeepCachedBlocks);
   check_setup(cudaMalloc(&diff_index_, sizeof(unsigned long long)), "cudaMalloc");
