@@ -60,6 +60,19 @@ TEST_CASE("an operation out of memory twice is tried again and succeeds, its wai
   CHECK(calls == 3);
   CHECK(time.waits == std::vector<double>{0.5, 1.0});
   CHECK(time.releases == 2);  // what the process caches goes back before each wait
+
+  MemoryWaits counted;
+  OomRetry r = time.retry(60);
+  r.waits = &counted;
+  for (int round = 0; round < 2; ++round) {
+    calls = 0;
+    r.run([&] {
+      if (++calls <= 2) throw OutOfMemory("full");
+      return 0;
+    });
+  }
+  CHECK(counted.times == 2);  // two operations waited
+  CHECK(counted.seconds == 3.0);
 }
 
 TEST_CASE("waits double up to their cap", "[oom]") {
@@ -296,7 +309,9 @@ TEST_CASE("the gate waits for device memory and then runs the case as if nothing
   CHECK(r.infrastructure.empty());
   CHECK(device.releases == 2);
   CHECK(device.room_checks == 5 + 2);
-  CHECK(s >= 0.5 * 0.75 + 1 * 0.75);  // it did wait
+  CHECK(r.memory_waits == 1);
+  CHECK(r.memory_wait_seconds >= 0.5 * 0.75 + 1 * 0.75);
+  CHECK(s >= r.memory_wait_seconds);  // it did wait
 }
 
 TEST_CASE("memory that never comes is an infrastructure error with the figures, and the case stays unfinished",

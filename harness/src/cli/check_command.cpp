@@ -40,13 +40,15 @@ struct CheckArgs {
   double device_memory_limit_gib = 8;
   double device_memory_share_gib = 0;  // 0: ASSAY_DEVICE_MEMORY_GIB or 80 % of the device's total
   int batch = -1;  // -1: the backend's default (gate/gate.h)
+  int shrink_attempts = GateOptions{}.shrink_attempts;
 };
 
 // The journal keeps the run's options so that --resume needs nothing else
 // (an option a journal predates takes its default).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
                                    junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus, sanitize,
-                                   sanitize_samples, device_memory_limit_gib, device_memory_share_gib, batch)
+                                   sanitize_samples, device_memory_limit_gib, device_memory_share_gib, batch,
+                                   shrink_attempts)
 
 // Exit code of the whole run (worse_exit: bad input, then machine, then kernel).
 int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
@@ -102,6 +104,7 @@ int run_check(CheckArgs a) {
   opt.sanitize = a.sanitize, opt.sanitize_samples = a.sanitize_samples;
   opt.device_memory_limit = size_t(a.device_memory_limit_gib * double(1 << 30));
   if (a.batch >= 0) opt.batch = size_t(a.batch);
+  opt.shrink_attempts = a.shrink_attempts;
   if (!a.sanitize.empty())
     if (std::string why = sanitizer_unavailable(); !why.empty()) fmt::print("--sanitize {}: {}\n", a.sanitize, why);
 
@@ -188,6 +191,9 @@ Command add_check(CLI::App& app) {
                  fmt::format("with a worker, small cases planned whole and sent to it this many at a time; 0: "
                              "call by call (default {} on cuda, 0 on the host)", kBatchCases))
       ->check(CLI::Range(0, 256));
+  c->add_option("--shrink-attempts", args->shrink_attempts,
+                 "cases spent shrinking each kernel's first failure; 0: none (default 200)")
+      ->check(CLI::Range(0, 100000));
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
   c->add_option("--corpus", args->corpus, "regression corpus: DIR/<kernel name>/*.yaml replay first (default corpus)");

@@ -33,6 +33,10 @@ void OomRetry::Attempts::failed(const OutOfMemory& e) {
   const double wait = std::min(next_wait_ * factor, left);
   if (r_.sleep) r_.sleep(wait);
   else std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+  if (r_.waits) {
+    if (attempts_ == 1) ++r_.waits->times;
+    r_.waits->seconds += wait;
+  }
   waited_ += wait;
   next_wait_ = std::min(next_wait_ * 2, r_.max_wait_s);
 }
@@ -43,9 +47,10 @@ OomRetry::Clock::time_point oom_deadline(OomRetry::Clock::time_point budget_end,
   return std::max(budget_end, floor);
 }
 
-OomRetry device_retry(Backend& backend, OomRetry::Clock::time_point deadline, double what_bytes) {
+OomRetry device_retry(Backend& backend, OomRetry::Clock::time_point deadline, double what_bytes,
+                      MemoryWaits* waits) {
   OomRetry r;
-  r.deadline = deadline;
+  r.deadline = deadline, r.waits = waits;
   r.release = [&backend] { backend.release_cached(); };
   r.figures = [&backend, what_bytes] {
     std::string f = backend.memory_figures();
@@ -56,9 +61,9 @@ OomRetry device_retry(Backend& backend, OomRetry::Clock::time_point deadline, do
 }
 
 CaseOutcome run_when_room(Backend& backend, OomRetry::Clock::time_point deadline, const Case& c,
-                          const std::function<CaseOutcome(const Case&)>& run) {
+                          const std::function<CaseOutcome(const Case&)>& run, MemoryWaits* waits) {
   const double bytes = gemm::case_bytes(c);
-  return device_retry(backend, deadline, bytes).run([&] {
+  return device_retry(backend, deadline, bytes, waits).run([&] {
     backend.make_room(bytes);
     return run(c);
   });

@@ -20,6 +20,12 @@ class Backend;
 struct Case;
 struct CaseOutcome;
 
+// How many operations waited for device memory, and how long in all.
+struct MemoryWaits {
+  int64_t times = 0;  // operations that waited at least once
+  double seconds = 0;
+};
+
 struct OomRetry {
   using Clock = std::chrono::steady_clock;
   Clock::time_point deadline;  // no wait reaches past it; the last attempt starts there
@@ -27,6 +33,7 @@ struct OomRetry {
   double jitter = 0.25;  // each wait is scaled by a factor drawn from [1 - jitter, 1 + jitter)
   std::function<void()> release;         // before each wait: give back what this process caches
   std::function<std::string()> figures;  // the memory figures, for the final error
+  MemoryWaits* waits = nullptr;          // where waits are counted; null: not counted
   // The clock and the sleep (tests replace them).
   std::function<Clock::time_point()> now = [] { return Clock::now(); };
   std::function<void(double)> sleep;  // seconds; empty: this thread sleeps
@@ -68,12 +75,13 @@ OomRetry::Clock::time_point oom_deadline(OomRetry::Clock::time_point budget_end,
 // A retry on `backend`: each wait gives back what the backend caches first
 // (Backend::release_cached); the final error has `what_bytes` (what was
 // asked for, 0: not said) and the backend's memory figures.
-OomRetry device_retry(Backend& backend, OomRetry::Clock::time_point deadline, double what_bytes = 0);
+OomRetry device_retry(Backend& backend, OomRetry::Clock::time_point deadline, double what_bytes = 0,
+                      MemoryWaits* waits = nullptr);
 
 // run(c) once the device has room for the case (Backend::make_room), under
 // device_retry until `deadline`. Throws OutOfMemory with the figures when
 // the memory did not come in time.
 CaseOutcome run_when_room(Backend& backend, OomRetry::Clock::time_point deadline, const Case& c,
-                          const std::function<CaseOutcome(const Case&)>& run);
+                          const std::function<CaseOutcome(const Case&)>& run, MemoryWaits* waits = nullptr);
 
 }  // namespace assay

@@ -149,6 +149,7 @@ class KernelGate {
     reporter_.kernel_started(report_);
     if (set_up()) run_cases_of_kernel();
     report_.seconds = elapsed();
+    report_.memory_waits = waits_.times, report_.memory_wait_seconds = waits_.seconds;
     reporter_.kernel_done(report_);
     return std::move(report_);
   }
@@ -162,9 +163,12 @@ class KernelGate {
   // A case once the device has room for it, waiting (within the budget)
   // while other processes hold the memory.
   CaseOutcome attempt(const Case& c, bool planned) {
-    return run_when_room(backend_, oom_deadline(budget_end(), opt_.min_oom_wait_s), c, [&](const Case& x) {
-      return planned ? run_case_planned(backend_, *runner_, x, exec_) : run_case(backend_, *runner_, x, exec_);
-    });
+    return run_when_room(
+        backend_, oom_deadline(budget_end(), opt_.min_oom_wait_s), c,
+        [&](const Case& x) {
+          return planned ? run_case_planned(backend_, *runner_, x, exec_) : run_case(backend_, *runner_, x, exec_);
+        },
+        &waits_);
   }
 
   // Loads the kernel and its runner; false (the report says why) when it cannot.
@@ -177,7 +181,7 @@ class KernelGate {
       lo.open = !isolate_;
       kernel_ = load_kernel(spec_, lo);
       // A worker whose context found the device full waits, like a case (exec/oom_retry.h).
-      runner_ = device_retry(backend_, oom_deadline(budget_end(), opt_.min_oom_wait_s)).run([&] {
+      runner_ = device_retry(backend_, oom_deadline(budget_end(), opt_.min_oom_wait_s), 0, &waits_).run([&] {
         return make_runner(spec_, backend_, kernel_, isolate_, case_dir_, opt_.device_memory_limit);
       });
     } catch (const InputError& e) {
@@ -311,6 +315,7 @@ class KernelGate {
   ExecOptions exec_;
   LoadedKernel kernel_;
   std::unique_ptr<Runner> runner_;
+  MemoryWaits waits_;                     // for device memory other processes held
   std::vector<SampleCase> small_passes_;  // candidates for sanitizer replays
   bool stop_ = false;                     // in process, a CUDA error may have poisoned the harness's context
   std::vector<int64_t> waiting_index_;    // journal indices of waiting_

@@ -37,6 +37,7 @@ class ConsoleReporter final : public Reporter {
     fmt::print("{} {:<28} {:<20}{} {} cases, {} skipped, {:.2f} s", mark, k.name, v, expect, k.cases_run,
                k.cases_skipped, k.seconds);
     if (k.cases_passed > 0) fmt::print(", worst passing error {:.3g} of the tolerance", k.worst_pass_ratio);
+    if (k.memory_waits > 0) fmt::print(", waited {:.1f} s for device memory", k.memory_wait_seconds);
     fmt::print("\n");
     if (!k.setup_error.empty()) fmt::print("     {}\n", k.setup_error);
     for (auto& e : k.infrastructure) fmt::print("     not run (infrastructure): {}\n       {}\n", describe(e.c), e.message);

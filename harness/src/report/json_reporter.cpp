@@ -46,7 +46,8 @@ class JsonReporter final : public Reporter {
                          {"cases_passed", k.cases_passed}, {"cases_skipped", k.cases_skipped},
                          {"skip_reasons", k.skip_reasons}, {"seconds", k.seconds}, {"cases_per_second", k.seconds > 0 ? k.cases_run / k.seconds : 0.0},
                          {"worst_pass_bound_ratio", k.worst_pass_ratio}, {"failures", failures},
-                         {"infrastructure_errors", infrastructure},
+                         {"infrastructure_errors", infrastructure}, {"memory_waits", k.memory_waits},
+                         {"memory_wait_seconds", k.memory_wait_seconds},
                          {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note}});
     }
     std::ofstream out(file_);

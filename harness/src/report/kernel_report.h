@@ -44,6 +44,10 @@ struct KernelReport {
   std::map<std::string, int64_t> skip_reasons;
   std::vector<CaseFailure> failures;
   std::vector<CaseInfraError> infrastructure;  // cases not run: the machine's fault, not the kernel's
+  // Cases and set-ups that waited for device memory other processes held,
+  // and the seconds they waited (exec/oom_retry.h).
+  int64_t memory_waits = 0;
+  double memory_wait_seconds = 0;
   double seconds = 0;
   // Largest |error| / allowed error over the passing cases: how close correct
   // results come to the tolerance (calibration of T, docs/tolerance.md).
