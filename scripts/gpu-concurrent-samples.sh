@@ -14,7 +14,8 @@
 # the machine's (infrastructure_error, setup_error), which would be the same
 # everywhere without proving anything. OUT_DIR
 # gets the table (concurrent.txt), the reports and the logs.
-# About 4-5 minutes on an H200: compiling ~0.5, alone ~1-1.5, concurrent ~2-3.
+# About 4-5 minutes on an H200 (estimated: compiling ~0.5, alone ~1-1.5,
+# concurrent ~2-3); each step has a timeout, 9 minutes in all at most.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=$(realpath "$1") OUT=$2 CASES=${3:-16} RUNS=${4:-4}
@@ -34,7 +35,7 @@ t0=$(date +%s)
 for ((i = 0; i < 8; ++i)); do
   shard=()
   for ((j = i; j < ${#files[@]}; j += 8)); do shard+=("${files[j]}"); done
-  timeout 150 "$BIN/assay" check "${shard[@]}" --backend cuda --cases 0 --quiet --cache-dir "$W/cache" \
+  timeout 100 "$BIN/assay" check "${shard[@]}" --backend cuda --cases 0 --quiet --cache-dir "$W/cache" \
     --out "$W/compile-$i" > "$W/compile-$i.log" 2>&1 &
 done
 wait
@@ -42,14 +43,14 @@ echo "compiled ${#files[@]} kernels in $(( $(date +%s) - t0 )) s"
 
 # 2. Alone.
 t0=$(date +%s)
-timeout 200 "$BIN/assay" check "${specs[@]}" "${common[@]}" --out "$W/alone" --json "$W/alone.json" \
+timeout 170 "$BIN/assay" check "${specs[@]}" "${common[@]}" --out "$W/alone" --json "$W/alone.json" \
   > "$W/alone.log" 2>&1
 echo "alone: exit $?, $(( $(date +%s) - t0 )) s"
 
 # 3. RUNS at once.
 t0=$(date +%s)
 for ((r = 1; r <= RUNS; ++r)); do
-  timeout 330 "$BIN/assay" check "${specs[@]}" "${common[@]}" --out "$W/run-$r" --json "$W/run-$r.json" \
+  timeout 260 "$BIN/assay" check "${specs[@]}" "${common[@]}" --out "$W/run-$r" --json "$W/run-$r.json" \
     > "$W/run-$r.log" 2>&1 &
 done
 wait
