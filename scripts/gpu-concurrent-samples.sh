@@ -5,7 +5,7 @@
 # with its own output folder; each kernel's verdict is compared across all.
 #   bash scripts/gpu-concurrent-samples.sh BIN_DIR OUT_DIR [CASES] [RUNS]
 # BIN_DIR: assay, assay-worker and include/ (e.g. .device from
-# scripts/stage-device.sh). CASES (default 16) per kernel: the sweep's first
+# scripts/stage-device.sh). CASES (default 24) per kernel: the sweep's first
 # ones, which hold both 32-bit-limit cases (about 40 GiB each, sweep indices
 # 6 and 13), so that RUNS (default 4) runs need more memory than the card
 # has whenever three meet there. First failures are not shrunk (time).
@@ -18,7 +18,7 @@
 # concurrent ~2-3); each step has a timeout, 9 minutes in all at most.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BIN=$(realpath "$1") OUT=$2 CASES=${3:-16} RUNS=${4:-4}
+BIN=$(realpath "$1") OUT=$2 CASES=${3:-24} RUNS=${4:-4}
 W=/tmp/assay-concurrent
 rm -rf "$W" && mkdir -p "$W" "$OUT"
 specs=(generated_kernels/gemm/cuda generated_kernels/hostile/cuda)
