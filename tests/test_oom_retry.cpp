@@ -256,6 +256,7 @@ class FullDevice final : public Backend {
   void* stream() override { return host_->stream(); }
   size_t memory_budget() const override { return host_->memory_budget(); }
   Buffer allocate(size_t bytes) override { return host_->allocate(bytes); }
+  Buffer allocate_exact(size_t bytes) override { return host_->allocate_exact(bytes); }
   void release(Buffer& b) override { host_->release(b); }
   void fill_pattern(Buffer b, uint64_t pattern, int width) override { host_->fill_pattern(b, pattern, width); }
   void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t t) override {
