@@ -339,13 +339,16 @@ TEST_CASE("compare: subnormals flush admits flushed results, ieee does not", "[c
   const Tolerance ieee = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   const Tolerance flush = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32), Subnormals::flush);
   CHECK(ieee.abs_extra == 0);
+  CHECK(ieee.abs_floor == Approx(3 * tiny));  // IEEE underflow: 4 products, alpha*acc, beta*C0, half an ulp each
   CHECK_FALSE(ieee.inf_may_be_nan);
   CHECK(flush.abs_extra > 0);
   CHECK(flush.abs_extra < 64 * fmin);  // k = 4, |a|, |b| < 1: a few dozen FLT_MIN at most
   SECTION("a subnormal result flushed to +0 or -0") {
+    // Larger than what IEEE underflow of k = 4 products and the epilogue can
+    // lose (3 of 2^-149, Tolerance::abs_floor), still subnormal.
     Row row(DType::f32);
-    row.add(0.0, 3 * tiny, 3 * tiny);
-    row.add(-0.0, -5 * tiny, 5 * tiny);
+    row.add(0.0, 40 * tiny, 40 * tiny);
+    row.add(-0.0, -50 * tiny, 50 * tiny);
     CHECK(judge(row, ieee) == Verdict::mismatch);
     CHECK(judge(row, flush) == Verdict::pass);
   }
@@ -407,7 +410,9 @@ TEST_CASE("flush_allowance grows with k, |alpha|, |beta| and the recipes' magnit
 TEST_CASE("compare: converting inputs into a narrower compute type is modelled, not excused for f32", "[compare]") {
   const double tiny = 11 * std::ldexp(1.0, -149);  // an f32 subnormal below TF32's grid (2^-136)
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  Case c = gemm_case(16, DType::f32, Recipe::specials, 1, 0);
+  // k = 1: IEEE underflow of one product and the epilogue can lose 1.5 ulps
+  // of 2^-149 (Tolerance::abs_floor), far less than the TF32 conversion.
+  Case c = gemm_case(1, DType::f32, Recipe::specials, 1, 0);
   const Tolerance f32 = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   const Tolerance tf32 = gemm::tolerance(c, Compute::tf32, 2.0, poison_bits(DType::f32));
   SECTION("a subnormal input rounded to 0 in TF32: the result loses it") {

@@ -37,8 +37,9 @@ struct ExecOptions {
   bool exact_alloc = false;
 };
 
-// Host copies of call 1's tensors, for dumping: A, B and C0 as the kernel saw
-// them, C as it left it, and the FP64 reference and bound.
+// Host copies of the tensors of the last call compared with the reference
+// (the failing call, when one failed on its values), for dumping: A, B and
+// C0 as the kernel saw them, C as it left it, and the FP64 reference and bound.
 struct CaseTensors {
   std::vector<std::byte> a, b, c0, c;  // whole buffer images
   std::vector<double> ref, bound;
