@@ -16,6 +16,7 @@
 
 #include "backend/backend.h"
 #include "case/case.h"
+#include "core/deadline.h"
 #include "exec/runner.h"
 #include "judge/compare.h"
 #include "spec/spec.h"
@@ -29,6 +30,9 @@ struct ExecOptions {
   bool keep_tensors = false;  // fill CaseOutcome::tensors (for `assay repro --dump`)
   double timeout_s = 0;       // per call; 0: scaled with the case's size (gemm::default_timeout)
   Subnormals subnormals = Subnormals::ieee;  // the spec's contract below the smallest normal
+  // The run's deadline: the comparison stops at it (DeadlineReached); the
+  // runner's calls stop at the runner's own (Runner::set_deadline).
+  Deadline deadline{};
 };
 
 // Host copies of call 1's tensors, for dumping: A, B and C0 as the kernel saw
@@ -65,6 +69,14 @@ CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const Exec
 // equal share of the whole.
 std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<const Case> cases,
                                    const ExecOptions& opt);
+
+// A deadline stopped run_cases: the cases before `finished.size()` are whole
+// (their outcomes here), that one was running, the rest never started.
+struct CasesStopped : DeadlineReached {
+  CasesStopped(const std::string& what, std::vector<CaseOutcome> done)
+      : DeadlineReached(what), finished(std::move(done)) {}
+  std::vector<CaseOutcome> finished;
+};
 
 // run_cases of the one case where it is plannable, run_case otherwise: with a
 // worker, a small case's calls take one exchange.

@@ -1,5 +1,6 @@
 #include "judge/compare.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace assay {
@@ -74,6 +75,18 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
       if (s.first_bad.size() < kKeepBad) s.first_bad.push_back({r, c, expected, got, ulps, ratio});
     }
   return s;
+}
+
+void accumulate(CompareStats& total, const CompareStats& block, int64_t row0) {
+  total.checked += block.checked, total.exact_checked += block.exact_checked;
+  total.bad += block.bad, total.bad_class += block.bad_class, total.unwritten += block.unwritten;
+  total.max_ulps = std::max(total.max_ulps, block.max_ulps);
+  total.max_ratio = std::max(total.max_ratio, block.max_ratio);
+  for (BadElement e : block.first_bad) {
+    if (total.first_bad.size() >= kKeepBad) break;
+    e.row += row0;
+    total.first_bad.push_back(e);
+  }
 }
 
 Verdict verdict_of(const CompareStats& s) {

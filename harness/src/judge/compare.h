@@ -49,6 +49,9 @@ double ulp_of(DType t, double x);
 // are g.rows * g.cols doubles, row-major.
 CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
                      const double* bound, const double* terms = nullptr);
+// Adds `block`, the stats of rows row0.. compared on their own, to `total`;
+// blocks come in row order, so first_bad stays the first few in index order.
+void accumulate(CompareStats& total, const CompareStats& block, int64_t row0);
 // pass, unwritten_output, nan_mismatch or mismatch.
 Verdict verdict_of(const CompareStats& s);
 

@@ -47,6 +47,10 @@ class ConsoleReporter final : public Reporter {
       if (!f.shrunk.case_file.empty())
         fmt::print("     shrunk: {}       __REPRO: assay repro {}\n", f.shrunk.explanation, f.shrunk.case_file.string());
     }
+    if (k.unfinished)
+      fmt::print("     unfinished at the budget's end: {} ({}, after {:.1f} s)\n       __REPRO: assay repro {}\n",
+                 describe(k.unfinished->c), k.unfinished->why, k.unfinished->seconds,
+                 k.unfinished->case_file.string());
     if (!k.sanitizer_note.empty()) fmt::print("     sanitize: {}\n", k.sanitizer_note);
     for (auto& s : k.sanitizer)
       fmt::print("     {} on {}: {}, report {}\n", k.sanitizer_tool, s.case_file.filename().string(),

@@ -83,25 +83,32 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
   // Re-run three times: a failure that does not always come back is flaky.
   // Past the time limit (a huge case takes seconds), once, and no notes.
   const bool late = s.out_of_time();
-  for (r.reruns = 0; r.reruns < (late ? 1 : 3); ++r.reruns) r.reproduced += probe(best).verdict == original.verdict;
-  r.flaky = r.reproduced < r.reruns;
-  // Which properties matter: the neighbours of each dimension that pass.
-  for (int dim = 0; dim < 3 && !late; ++dim) {
-    const char* name = dim == 0 ? "m" : dim == 1 ? "n" : "k";
-    int64_t d = dim == 0 ? best.m : dim == 1 ? best.n : best.k;
-    std::vector<std::string> passes;
-    for (int64_t v : {d - 1, d + 1, (d / 64 + 1) * 64}) {
-      if (v < 1 || v == d) continue;  // an empty problem passes trivially: not telling
-      Case x = with_dims(best, dim == 0 ? v : best.m, dim == 1 ? v : best.n, dim == 2 ? v : best.k, true);
-      if (!shrink_detail::inside_spec(spec, x)) continue;
-      CaseOutcome o = probe(x);
-      ++r.attempts;
-      if (o.verdict == Verdict::pass) passes.push_back(fmt::format("{} = {}", name, v));
+  r.stopped = s.stopped();
+  try {  // a probe stopped at the run's deadline ends the re-runs and notes, keeping the shrunk case
+    for (r.reruns = 0; !r.stopped && r.reruns < (late ? 1 : 3); ++r.reruns)
+      r.reproduced += probe(best).verdict == original.verdict;
+    // Which properties matter: the neighbours of each dimension that pass.
+    for (int dim = 0; dim < 3 && !late && !r.stopped; ++dim) {
+      const char* name = dim == 0 ? "m" : dim == 1 ? "n" : "k";
+      int64_t d = dim == 0 ? best.m : dim == 1 ? best.n : best.k;
+      std::vector<std::string> passes;
+      for (int64_t v : {d - 1, d + 1, (d / 64 + 1) * 64}) {
+        if (v < 1 || v == d) continue;  // an empty problem passes trivially: not telling
+        Case x = with_dims(best, dim == 0 ? v : best.m, dim == 1 ? v : best.n, dim == 2 ? v : best.k, true);
+        if (!shrink_detail::inside_spec(spec, x)) continue;
+        CaseOutcome o = probe(x);
+        ++r.attempts;
+        if (o.verdict == Verdict::pass) passes.push_back(fmt::format("{} = {}", name, v));
+      }
+      if (!passes.empty())
+        r.notes.push_back(fmt::format("fails at {} = {}; passes for {}", name, d, fmt::join(passes, ", ")));
     }
-    if (!passes.empty())
-      r.notes.push_back(fmt::format("fails at {} = {}; passes for {}", name, d, fmt::join(passes, ", ")));
+  } catch (const DeadlineReached&) {
+    r.stopped = true;
   }
+  r.flaky = r.reproduced < r.reruns;
   if (!nonzeros.empty()) r.notes.push_back(nonzeros);
+  if (r.stopped) r.notes.push_back("shrinking stopped at the run's deadline: the smallest failing case found by then");
   return r;
 }
 

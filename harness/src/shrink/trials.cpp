@@ -20,7 +20,13 @@ bool Trials::still_fails(const Case& c) {
   if (!tried_.insert(to_yaml(key)).second) return false;
   if (!inside_spec(spec_, c)) return false;
   ++attempts_;
-  CaseOutcome o = clock_.run(probe_, c);
+  CaseOutcome o;
+  try {
+    o = clock_.run(probe_, c);
+  } catch (const DeadlineReached&) {
+    stopped_ = true;  // the shrink ends with its best case so far
+    return false;
+  }
   if (o.verdict != target_) return false;
   last_ = o;
   return true;

@@ -43,7 +43,9 @@ class Trials {
   bool still_fails(const Case& c);
   int attempts() const { return attempts_; }
   bool out_of_time() const { return clock_.out_of_time(); }
-  bool exhausted() const { return attempts_ >= max_attempts_ || out_of_time(); }
+  // The run's deadline stopped an attempt (DeadlineReached): no more are made.
+  bool stopped() const { return stopped_; }
+  bool exhausted() const { return attempts_ >= max_attempts_ || out_of_time() || stopped_; }
   const CaseOutcome& last() const { return last_; }
 
  private:
@@ -51,6 +53,7 @@ class Trials {
   const CaseProbe& probe_;
   Verdict target_;
   int max_attempts_, attempts_ = 0;
+  bool stopped_ = false;
   RunClock clock_;
   std::set<std::string> tried_;
   CaseOutcome last_;

@@ -5,6 +5,9 @@
 
 #include "backend/backend.h"
 #include "case/case.h"
+#include "core/deadline.h"
+#include "judge/compare.h"
+#include "reference/gemm_operands.h"
 
 namespace assay::gemm {
 
@@ -13,8 +16,21 @@ struct ReferenceResult {
 };
 
 // a, b, c0 point at the operands' data starts in the backend's memory; c0 is
-// ignored when beta == 0.
+// ignored when beta == 0. The result in blocks of rows, in order
+// (reference::reference_block_rows): the host holds one block at a time.
+void reference_rows(Backend& backend, const Case& c, const std::byte* a, const std::byte* b, const std::byte* c0,
+                    const reference::RowBlockVisitor& visit);
+// The whole result at once (24 bytes per element of C: for small cases, dumps, baselines).
 ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, const std::byte* b,
                           const std::byte* c0);
+
+// Compares the output `out` (host memory, at C's data start) with the
+// reference block by block, so no m x n array of doubles is ever held.
+// Between blocks, throws DeadlineReached once `deadline` has passed (a huge
+// C takes seconds). `keep`, if given, receives the whole reference and bound
+// (for dumps; 16 bytes per element).
+CompareStats compare_to_reference(Backend& backend, const Case& c, const Tolerance& tol, const std::byte* out,
+                                  const std::byte* a, const std::byte* b, const std::byte* c0,
+                                  const Deadline& deadline, ReferenceResult* keep = nullptr);
 
 }  // namespace assay::gemm
