@@ -428,6 +428,8 @@ void run_campaign(const Spec& spec, const CampaignOptions& opt) {
   std::atexit(exit_with_verdict);  // libFuzzer exits when the time is up
   drive({"assay-fuzz", fmt::format("-max_total_time={}", std::max(1, int(opt.seconds))),
          fmt::format("-seed={}", (opt.seed * uint64_t(opt.shards) + uint64_t(opt.shard)) % 4000000000u + 1),
+         // The watchdog keeps the memory limit, and the deadline the time:
+         // libFuzzer's own limits would end the process without a summary.
          "-max_len=64", "-timeout=100000", "-rss_limit_mb=0", "-print_final_stats=1", "-reload=0",
          // A huge case takes seconds by design: no slow-unit files, and any
          // artifact libFuzzer writes goes to the kernel's folder, not the cwd.

@@ -26,8 +26,8 @@ ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, c
 
 // Compares the output `out` (host memory, at C's data start) with the
 // reference block by block, so no m x n array of doubles is ever held.
-// Between blocks, throws DeadlineReached once `deadline` has passed (a huge
-// C takes seconds). `keep`, if given, receives the whole reference and bound
+// Between blocks (never before the first), throws DeadlineReached once
+// `deadline` has passed (a huge C takes seconds). `keep`, if given, receives the whole reference and bound
 // (for dumps; 16 bytes per element).
 CompareStats compare_to_reference(Backend& backend, const Case& c, const Tolerance& tol, const std::byte* out,
                                   const std::byte* a, const std::byte* b, const std::byte* c0,
