@@ -375,3 +375,14 @@ TEST_CASE("huge fuzz cases are drawn only where the host memory cap holds them t
   CHECK(over_host > 0);     // without the cap some huge cases would not fit it
   CHECK(huge_capped > 50);  // with it, huge cases that fit are still drawn (grid limits, an index past 2^31)
 }
+
+TEST_CASE("a bad --host-memory-limit is bad input, said plainly", "[bounds][cli][bad_input]") {
+  testing::Workdir w;
+  for (const std::string cmd : {"fuzz", "check"})
+    for (const char* bad : {"0", "-1", "lots", "2x"}) {
+      auto r = w.run(cmd + " " + test_kernel("slow_naive_f32.yaml") + " --host-memory-limit " + bad);
+      INFO(cmd << " " << bad << ": " << r.output);
+      CHECK(r.code == 2);
+      CHECK(r.output.find("expected a positive number of GiB") != std::string::npos);
+    }
+}

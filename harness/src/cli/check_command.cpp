@@ -192,7 +192,7 @@ Command add_check(CLI::App& app) {
   c->add_option("--host-memory-limit", args->host_memory_limit_gib,
                  "GiB of host memory this process may hold: cases that would need more are skipped "
                  "(default: the smaller of 16 and a quarter of RAM)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_gib());
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
   c->add_option("--corpus", args->corpus, "regression corpus: DIR/<kernel name>/*.yaml replay first (default corpus)");

@@ -192,7 +192,7 @@ Command add_fuzz(CLI::App& app) {
   c->add_option("--host-memory-limit", a->host_memory_limit_gib,
                 "GiB of host memory a campaign may hold; cases that need more are not drawn (default: the smaller "
                 "of 16 and a quarter of RAM; with --jobs N each job gets 1/N)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_gib());
   return [a] { return run_fuzz(*a); };
 }
 
