@@ -386,3 +386,21 @@ TEST_CASE("a bad --host-memory-limit is bad input, said plainly", "[bounds][cli]
       CHECK(r.output.find("expected a positive number of GiB") != std::string::npos);
     }
 }
+
+TEST_CASE("fuzz --time in process: a failure whose shrink the watchdog cuts short is kept", "[bounds][fuzz][cli]") {
+  // The kernel fails once, then every call takes 30 s: the first shrink
+  // attempt is still running when the watchdog ends the campaign.
+  testing::Workdir w;
+  Measured m = measure(w, "fuzz " + test_kernel("stalls_after_failing_f32.yaml") +
+                              " --time 5s --timeout 600 --isolation in-process --out out");
+  INFO(tail(m.output));
+  CHECK(m.code == 1);
+  CHECK(m.seconds <= 5 + 10);
+  auto s = read_json(w.dir / "out/stalls_after_failing_f32/fuzz-summary.json");
+  CHECK(s["finished"] == true);
+  REQUIRE(s["distinct_failures"] == 1);
+  auto f = s["failures"][0];
+  CHECK(f["verdict"] == "mismatch");
+  CHECK(f["explanation"].get<std::string>().find("not shrunk") != std::string::npos);
+  CHECK(load_case_file(w.dir / f["case_file"].get<std::string>()).c.k >= 7);
+}

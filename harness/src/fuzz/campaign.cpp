@@ -81,6 +81,7 @@ struct Campaign {
   std::optional<Case> running;  // the campaign's own case now running (not a shrink attempt)
   double running_since = 0;
   std::optional<Unfinished> unfinished;
+  std::optional<Found> pending;  // a new failure being shrunk, not yet recorded
   std::string stopped;      // why the watchdog ended the campaign early; empty: it did not
 
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
@@ -120,6 +121,20 @@ struct Campaign {
     }
     unfinished = std::move(u);
     running.reset();
+  }
+  // The failure being shrunk when the campaign must end: kept as found.
+  void keep_pending(const std::string& why) {
+    if (!pending) return;
+    Found f = std::move(*pending);
+    pending.reset();
+    f.signature = failure_signature(f.c, f.outcome.verdict);
+    f.explanation = fmt::format("not shrunk: {}\n", why);
+    try {
+      f.case_file = save_case(kernel_dir(), spec, f.c, f.outcome, int64_t(found.size()), "-fuzz");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "assay fuzz: %s: a failure was not saved: %s\n", spec.name.c_str(), e.what());
+    }
+    found.push_back(std::move(f));
   }
   fs::path kernel_dir() const {
     return opt.job < 0 ? opt.out_dir / spec.name : opt.out_dir / spec.name / fmt::format("job-{}", opt.job);
@@ -192,6 +207,12 @@ int run_one(const uint8_t* data, size_t size) {
   // is a new failure (many raw shapes shrink to the same bug).
   if (!cp.raw_signatures.insert(failure_signature(*c, o.verdict)).second) return 0;
   Found f{{}, cp.elapsed(), cp.cases, *c, o, {}, {}, {}, 0.0, {}, *c};
+  // Until it is recorded, the failure waits where the watchdog can save it.
+  cp.pending = f;
+  struct ClearPending {
+    Campaign& cp;
+    ~ClearPending() { cp.pending.reset(); }
+  } clear_pending{cp};
   Case key = *c;
   f.smallest.dims = {c->m, c->n, c->k};
   if (const int attempts = shrink_attempts_for(o.verdict, cp.opt.isolation == Isolation::worker,
@@ -350,6 +371,8 @@ void watchdog() {
     cp.record_unfinished(over ? "stopped: the campaign went over its host memory limit"
                               : "still running at the end of the campaign's time and slack (in process, a call "
                                 "cannot be stopped sooner)");
+    cp.keep_pending(over ? "the campaign went over its host memory limit while shrinking it"
+                         : "the campaign's time ran out while shrinking it");
     finish();
   }
 }
