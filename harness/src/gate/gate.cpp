@@ -285,7 +285,10 @@ class KernelGate {
       outcomes = run_cases(backend_, *runner_, waiting_, exec_);
     } catch (const OutOfMemory&) {
       // Their copies did not fit: each case alone, with none.
-      for (size_t j = 0; j < waiting_.size() && !stop_; ++j) run_alone(waiting_index_[j], waiting_[j]);
+      for (size_t j = 0; j < waiting_.size() && !stop_; ++j) {
+        case_started_ = elapsed();
+        run_alone(waiting_index_[j], waiting_[j]);
+      }
     } catch (const CasesStopped& e) {
       outcomes = e.finished, stopped = e.finished.size(), why = e.what();  // the finished ones are not lost
     }
