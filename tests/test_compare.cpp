@@ -428,19 +428,22 @@ TEST_CASE("compare: converting inputs into a narrower compute type is modelled, 
   SECTION("an input that overflows at conversion: the class of the converted reference also counts") {
     Row row(DType::f32);
     row.add(nan, -inf, inf);  // f32 reference -Inf; in TF32 an input near FLT_MAX became +Inf: Inf - Inf
-    const std::vector<std::vector<double>> class_ref = {{nan}};
+    const double class_nan[] = {nan};
+    const std::vector<const double*> class_ref = {class_nan};
     CHECK(verdict_of(compare(tf32, row.geom(), row.data.data(), row.ref.data(), row.bound.data(), nullptr,
                              class_ref)) == Verdict::pass);
     CHECK(judge(row, tf32) == Verdict::nan_mismatch);  // without the converted reference
-    const std::vector<std::vector<double>> finite_ref = {{-1.0}};  // a finite one excuses no class change
+    const double minus_one[] = {-1.0};
+    const std::vector<const double*> finite_ref = {minus_one};  // a finite one excuses no class change
     CHECK(verdict_of(compare(tf32, row.geom(), row.data.data(), row.ref.data(), row.bound.data(), nullptr,
                              finite_ref)) == Verdict::nan_mismatch);
     Row finite(DType::f32);
     finite.add(inf, 3.0e38, 3.0e38);  // f32 reference finite, converted reference +Inf
-    const std::vector<std::vector<double>> inf_ref = {{-1.0}, {inf}};  // either of several counts
+    const double plus_inf[] = {inf}, minus_inf[] = {-inf};
+    const std::vector<const double*> inf_ref = {minus_one, plus_inf};  // either of several counts
     CHECK(verdict_of(compare(tf32, finite.geom(), finite.data.data(), finite.ref.data(), finite.bound.data(), nullptr,
                              inf_ref)) == Verdict::pass);
-    const std::vector<std::vector<double>> minus_inf_ref = {{-inf}};
+    const std::vector<const double*> minus_inf_ref = {minus_inf};
     CHECK(verdict_of(compare(tf32, finite.geom(), finite.data.data(), finite.ref.data(), finite.bound.data(),
                              nullptr, minus_inf_ref)) == Verdict::nan_mismatch);
   }

@@ -9,7 +9,9 @@
 
 #include "backend/backend.h"
 #include "cli/commands.h"
+#include "core/deadline.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "gate/gate.h"
 #include "gate/sanitize.h"
 #include "gate/journal.h"
@@ -38,13 +40,14 @@ struct CheckArgs {
   int sanitize_samples = 2;
   double device_memory_limit_gib = 8;
   int batch = -1;  // -1: the backend's default (gate/gate.h)
+  double host_memory_limit_gib = 0;  // 0: default_host_memory_limit()
 };
 
 // The journal keeps the run's options so that --resume needs nothing else
 // (an option a journal predates takes its default).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
                                    junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus, sanitize,
-                                   sanitize_samples, device_memory_limit_gib, batch)
+                                   sanitize_samples, device_memory_limit_gib, batch, host_memory_limit_gib)
 
 // Exit code of the whole run (worse_exit: bad input, then machine, then kernel).
 int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
@@ -99,6 +102,8 @@ int run_check(CheckArgs a) {
   opt.sanitize = a.sanitize, opt.sanitize_samples = a.sanitize_samples;
   opt.device_memory_limit = size_t(a.device_memory_limit_gib * double(1 << 30));
   if (a.batch >= 0) opt.batch = size_t(a.batch);
+  opt.host_memory_limit = a.host_memory_limit_gib > 0 ? a.host_memory_limit_gib * double(size_t(1) << 30)
+                                                      : default_host_memory_limit();
   if (!a.sanitize.empty())
     if (std::string why = sanitizer_unavailable(); !why.empty()) fmt::print("--sanitize {}: {}\n", a.sanitize, why);
 
@@ -121,6 +126,15 @@ int run_check(CheckArgs a) {
       if (!backend) {
         backend = make_backend(spec.backend);
         if (spec.backend == BackendKind::cuda) opt.loader.cuda_arch = cuda_arch();
+        if (!a.quiet)  // the caps every case is drawn within
+          fmt::print("limits: host memory {} for this process (--host-memory-limit); {}; each kernel within "
+                     "--budget {:g} s + {:g} s\n",
+                     gib(opt.host_memory_limit),
+                     spec.backend == BackendKind::cuda
+                         ? fmt::format("device memory {} a case (ASSAY_DEVICE_MEMORY_GIB caps it)",
+                                       gib(double(backend->memory_budget())))
+                         : fmt::format("host backend buffers {} a case", gib(double(backend->memory_budget()))),
+                     opt.budget_seconds, deadline_slack(opt.budget_seconds));
       }
       reports.push_back(run_gate(spec, *backend, opt, reporters));
       continue;
@@ -175,6 +189,10 @@ Command add_check(CLI::App& app) {
                  fmt::format("with a worker, small cases planned whole and sent to it this many at a time; 0: "
                              "call by call (default {} on cuda, 0 on the host)", kBatchCases))
       ->check(CLI::Range(0, 256));
+  c->add_option("--host-memory-limit", args->host_memory_limit_gib,
+                 "GiB of host memory this process may hold: cases that would need more are skipped "
+                 "(default: the smaller of 16 and a quarter of RAM)")
+      ->check(positive_gib());
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
   c->add_option("--corpus", args->corpus, "regression corpus: DIR/<kernel name>/*.yaml replay first (default corpus)");

@@ -6,6 +6,7 @@
 
 #include "core/build_info.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "report/reporter.h"
 
 namespace assay {
@@ -26,6 +27,13 @@ json failure_json(const CaseFailure& f) {
           {"shrunk_explanation", f.shrunk.explanation}};
 }
 
+json unfinished_json(const KernelReport& k) {
+  if (!k.unfinished) return nullptr;
+  const UnfinishedCase& u = *k.unfinished;
+  return {{"case", describe(u.c)}, {"dims", {{"m", u.c.m}, {"n", u.c.n}, {"k", u.c.k}}},
+          {"case_file", u.case_file.string()}, {"seconds", u.seconds}, {"why", u.why}};
+}
+
 class JsonReporter final : public Reporter {
  public:
   explicit JsonReporter(std::filesystem::path file) : file_(std::move(file)) {}
@@ -43,10 +51,13 @@ class JsonReporter final : public Reporter {
                          {"cases_passed", k.cases_passed}, {"cases_skipped", k.cases_skipped},
                          {"skip_reasons", k.skip_reasons}, {"seconds", k.seconds}, {"cases_per_second", k.seconds > 0 ? k.cases_run / k.seconds : 0.0},
                          {"worst_pass_bound_ratio", k.worst_pass_ratio}, {"failures", failures},
-                         {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note}});
+                         {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note},
+                         {"unfinished_case", unfinished_json(k)},
+                         {"host_memory", {{"limit_bytes", k.host_memory_limit}, {"baseline_bytes", k.host_memory_baseline}}},
+                         {"memory_per_case_bytes", k.memory_per_case}});
     }
     std::ofstream out(file_);
-    out << json{{"tool", "assay"}, {"build", build_json()}, {"kernels", kernels}}.dump(2) << "\n";
+    out << json{{"tool", "assay"}, {"build", build_json()}, {"kernels", kernels}, {"peak_rss_bytes", peak_resident_bytes()}}.dump(2) << "\n";
     if (!out) throw InfraError("cannot write " + file_.string());
   }
 
