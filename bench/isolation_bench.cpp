@@ -1,5 +1,5 @@
 // Benchmark: what running candidates in a worker process costs. Times the
-// full case pipeline (fill, three candidate calls, two references, guards,
+// full case pipeline (fill, four candidate calls, three references, guards,
 // compare) on tiny host GEMMs with the in-process runner and with the worker,
 // interleaved in blocks in one run, and reports cases/s and their ratio.
 //

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "core/hd.h"
 #include "core/tensor_geom.h"
@@ -25,6 +26,21 @@ struct GemmResult {
   double* bound;
   double* terms;
 };
+
+// The references hand their results over in blocks of whole rows, so the
+// host never holds three m x n arrays of doubles (24 bytes per output
+// element: 48 GiB for a 2^31-element C): block i covers rows [row0, row0 +
+// rows), its arrays rows x n, row-major.
+using RowBlockVisitor = std::function<void(int64_t row0, int64_t rows, const GemmResult& block)>;
+// Elements of C in one block (at least one row). `extra_cols`: the block's
+// other per-row scratch (the host reference widens A's rows of a block too).
+inline constexpr int64_t kReferenceBlockElements = int64_t(1) << 22;
+inline int64_t reference_block_rows(int64_t m, int64_t n, int64_t extra_cols) {
+  const int64_t per_row = n + extra_cols > 0 ? n + extra_cols : 1;
+  int64_t rows = kReferenceBlockElements / per_row;
+  if (rows < 1) rows = 1;
+  return rows < m ? rows : (m > 0 ? m : 1);
+}
 
 ASSAY_HD void combine(double ab, double abs_ab, double c0, double alpha, double beta, const GemmResult& out,
                       int64_t i) {

@@ -339,13 +339,16 @@ TEST_CASE("compare: subnormals flush admits flushed results, ieee does not", "[c
   const Tolerance ieee = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   const Tolerance flush = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32), Subnormals::flush);
   CHECK(ieee.abs_extra == 0);
+  CHECK(ieee.abs_floor == Approx(3 * tiny));  // IEEE underflow: 4 products, alpha*acc, beta*C0, half an ulp each
   CHECK_FALSE(ieee.inf_may_be_nan);
   CHECK(flush.abs_extra > 0);
   CHECK(flush.abs_extra < 64 * fmin);  // k = 4, |a|, |b| < 1: a few dozen FLT_MIN at most
   SECTION("a subnormal result flushed to +0 or -0") {
+    // Larger than what IEEE underflow of k = 4 products and the epilogue can
+    // lose (3 of 2^-149, Tolerance::abs_floor), still subnormal.
     Row row(DType::f32);
-    row.add(0.0, 3 * tiny, 3 * tiny);
-    row.add(-0.0, -5 * tiny, 5 * tiny);
+    row.add(0.0, 40 * tiny, 40 * tiny);
+    row.add(-0.0, -50 * tiny, 50 * tiny);
     CHECK(judge(row, ieee) == Verdict::mismatch);
     CHECK(judge(row, flush) == Verdict::pass);
   }
@@ -407,7 +410,9 @@ TEST_CASE("flush_allowance grows with k, |alpha|, |beta| and the recipes' magnit
 TEST_CASE("compare: converting inputs into a narrower compute type is modelled, not excused for f32", "[compare]") {
   const double tiny = 11 * std::ldexp(1.0, -149);  // an f32 subnormal below TF32's grid (2^-136)
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  Case c = gemm_case(16, DType::f32, Recipe::specials, 1, 0);
+  // k = 1: IEEE underflow of one product and the epilogue can lose 1.5 ulps
+  // of 2^-149 (Tolerance::abs_floor), far less than the TF32 conversion.
+  Case c = gemm_case(1, DType::f32, Recipe::specials, 1, 0);
   const Tolerance f32 = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   const Tolerance tf32 = gemm::tolerance(c, Compute::tf32, 2.0, poison_bits(DType::f32));
   SECTION("a subnormal input rounded to 0 in TF32: the result loses it") {
@@ -423,19 +428,22 @@ TEST_CASE("compare: converting inputs into a narrower compute type is modelled, 
   SECTION("an input that overflows at conversion: the class of the converted reference also counts") {
     Row row(DType::f32);
     row.add(nan, -inf, inf);  // f32 reference -Inf; in TF32 an input near FLT_MAX became +Inf: Inf - Inf
-    const std::vector<std::vector<double>> class_ref = {{nan}};
+    const double class_nan[] = {nan};
+    const std::vector<const double*> class_ref = {class_nan};
     CHECK(verdict_of(compare(tf32, row.geom(), row.data.data(), row.ref.data(), row.bound.data(), nullptr,
                              class_ref)) == Verdict::pass);
     CHECK(judge(row, tf32) == Verdict::nan_mismatch);  // without the converted reference
-    const std::vector<std::vector<double>> finite_ref = {{-1.0}};  // a finite one excuses no class change
+    const double minus_one[] = {-1.0};
+    const std::vector<const double*> finite_ref = {minus_one};  // a finite one excuses no class change
     CHECK(verdict_of(compare(tf32, row.geom(), row.data.data(), row.ref.data(), row.bound.data(), nullptr,
                              finite_ref)) == Verdict::nan_mismatch);
     Row finite(DType::f32);
     finite.add(inf, 3.0e38, 3.0e38);  // f32 reference finite, converted reference +Inf
-    const std::vector<std::vector<double>> inf_ref = {{-1.0}, {inf}};  // either of several counts
+    const double plus_inf[] = {inf}, minus_inf[] = {-inf};
+    const std::vector<const double*> inf_ref = {minus_one, plus_inf};  // either of several counts
     CHECK(verdict_of(compare(tf32, finite.geom(), finite.data.data(), finite.ref.data(), finite.bound.data(), nullptr,
                              inf_ref)) == Verdict::pass);
-    const std::vector<std::vector<double>> minus_inf_ref = {{-inf}};
+    const std::vector<const double*> minus_inf_ref = {minus_inf};
     CHECK(verdict_of(compare(tf32, finite.geom(), finite.data.data(), finite.ref.data(), finite.bound.data(),
                              nullptr, minus_inf_ref)) == Verdict::nan_mismatch);
   }

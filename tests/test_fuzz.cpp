@@ -347,7 +347,15 @@ TEST_CASE("merged summaries keep what jobs found, even when one died", "[fuzz]")
   std::vector<fuzz::JobResult> jobs = {{0, 1, job(100, {{"mismatch a", 3.0}, {"mismatch b", 9.0}})},
                                        {1, -9, job(40, {{"mismatch a", 2.0}})},  // killed, summary so far
                                        {2, 3, nullptr}};                          // died before writing any
+  jobs[0].summary["unfinished_case"] = {{"case_file", "out/k/job-0/case-0100-unfinished-fuzz.yaml"}};
+  jobs[1].summary["unfinished_case"] = nullptr;
+  jobs[1].summary["stopped"] = "over its host memory limit";
   auto m = fuzz::merge_summaries(jobs, 10.0);
+  REQUIRE(m["unfinished_cases"].size() == 1);
+  CHECK(m["unfinished_cases"][0]["job"] == 0);
+  CHECK(m["unfinished_cases"][0]["case_file"] == "out/k/job-0/case-0100-unfinished-fuzz.yaml");
+  REQUIRE(m["stopped"].size() == 1);
+  CHECK(m["stopped"][0]["job"] == 1);
   CHECK(m["cases"] == 140);
   CHECK(m["cases_per_s"] == 14.0);
   CHECK(m["distinct_failures"] == 2);

@@ -255,13 +255,14 @@ TEST_CASE("keep: the executor's fills honour the case's keep modifier", "[values
 
 // The sparse-change call (docs/cases.md): a patch changes exactly the
 // elements it covers, to other stored bits, and nothing else.
-TEST_CASE("patch: covered elements get other bits, every other element keeps its value", "[values]") {
+TEST_CASE("patch: covered kept elements get other bits, every other element keeps its value", "[values]") {
+  int changed_zero = 0;  // kept elements the ints density drew as 0 change too
   for (Recipe r : {Recipe::ints, Recipe::uniform, Recipe::mixed, Recipe::specials})
     for (DType t : kTypes) {
       INFO(name(r) << " " << name(t));
       RecipeParams p = params(r);
       p.density = r == Recipe::ints ? 0.05 : 0.25, p.exp_lo = -8, p.exp_hi = 8;
-      p.keep.lo = 0.0, p.keep.hi = 0.5;  // half the elements cut to 0: a patch still changes them
+      p.keep.lo = 0.0, p.keep.hi = 0.5;  // half the elements cut to 0: a patch leaves those at 0
       RecipeParams q = p;
       q.patch.seed = 99;
       q.patch.listed = 3;
@@ -272,10 +273,13 @@ TEST_CASE("patch: covered elements get other bits, every other element keeps its
         for (uint64_t j = 0; j < 10; ++j) {
           const uint64_t before = recipe_bits(p, t, 42, 1, i, j);
           const bool listed = (i == 0 && j == 0) || (i == 7 && j == 3) || (i == 2 && j == 9);
-          CHECK((recipe_bits(q, t, 42, 1, i, j) != before) == listed);
-          CHECK((recipe_bits(row, t, 42, 1, i, j) != before) == (i == 4));
+          const bool kept = keeps(p.keep, 1, i, j);
+          CHECK((recipe_bits(q, t, 42, 1, i, j) != before) == (listed && kept));
+          CHECK((recipe_bits(row, t, 42, 1, i, j) != before) == (i == 4 && kept));
+          changed_zero += (listed || i == 4) && kept && before == encode(t, 0.0);
         }
     }
+  CHECK(changed_zero > 0);
 }
 
 TEST_CASE("sparse_change: one tensor the result reads, positions inside it that vary with the seed", "[values]") {

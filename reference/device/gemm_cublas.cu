@@ -3,6 +3,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -52,12 +55,14 @@ __global__ void widen_kernel(const std::byte* base, TensorGeom g, double* out, d
   }
 }
 
-// ab, abs_ab are column-major m x n; ref and bound come out row-major.
+// ab, abs_ab are column-major m x n; rows [row0, row0 + rows) of the result
+// come out row-major in `out`.
 __global__ void combine_kernel(const double* ab, const double* abs_ab, const std::byte* c0, TensorGeom gc,
-                               double alpha, double beta, GemmResult out) {
+                               double alpha, double beta, int64_t row0, int64_t rows, GemmResult out) {
   const int size = dtype_bytes(gc.dtype);
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < gc.count(); i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t r = i / gc.cols, c = i % gc.cols, cm = c * gc.rows + r;
+  const int64_t count = rows * gc.cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t r = row0 + i / gc.cols, c = i % gc.cols, cm = c * gc.rows + r;
     double c0v = beta == 0.0 ? 0.0 : decode(gc.dtype, load_bits(gc.dtype, c0 + gc.index(r, c) * size));
     combine(ab[cm], abs_ab[cm], c0v, alpha, beta, out, i);
   }
@@ -65,15 +70,14 @@ __global__ void combine_kernel(const double* ab, const double* abs_ab, const std
 
 }  // namespace
 
-void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const GemmResult& host_out) {
+void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const RowBlockVisitor& visit) {
   auto stream = cudaStream_t(stream_ptr);
   const int64_t m = op.gc.rows, n = op.gc.cols, k = op.ga.cols;
   if (m == 0 || n == 0) return;
-  DeviceArray ab(m * n, stream), abs_ab(m * n, stream), out_ref(m * n, stream), out_bound(m * n, stream),
-      out_terms(m * n, stream);
+  DeviceArray ab(m * n, stream), abs_ab(m * n, stream);
   check(cudaMemsetAsync(ab.p, 0, m * n * sizeof(double), stream), "memset");
   check(cudaMemsetAsync(abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
-  if (k > 0 && op.alpha != 0.0) {
+  if (k > 0 && op.alpha != 0.0) {  // the widened operands are freed before the blocks
     DeviceArray a(m * k, stream), a_abs(m * k, stream), b(k * n, stream), b_abs(k * n, stream);
     widen_kernel<<<blocks_for(m * k), 256, 0, stream>>>(op.a, op.ga, a.p, a_abs.p);
     widen_kernel<<<blocks_for(k * n), 256, 0, stream>>>(op.b, op.gb, b.p, b_abs.p);
@@ -84,14 +88,21 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
     check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a_abs.p, m, b_abs.p, k, &zero, abs_ab.p, m),
           "DGEMM |A||B|");
   }
-  combine_kernel<<<blocks_for(m * n), 256, 0, stream>>>(ab.p, abs_ab.p, op.c0, op.gc, op.alpha, op.beta,
-                                                        GemmResult{out_ref.p, out_bound.p, out_terms.p});
-  check(cudaGetLastError(), "combine launch");
-  const size_t bytes = m * n * sizeof(double);
-  check(cudaMemcpyAsync(host_out.ref, out_ref.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
-  check(cudaMemcpyAsync(host_out.bound, out_bound.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
-  check(cudaMemcpyAsync(host_out.terms, out_terms.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
-  check(cudaStreamSynchronize(stream), "reference sync");
+  const int64_t block = reference_block_rows(m, n, 0);
+  DeviceArray out_ref(block * n, stream), out_bound(block * n, stream), out_terms(block * n, stream);
+  std::vector<double> ref(size_t(block * n)), bound(size_t(block * n)), terms(size_t(block * n));
+  for (int64_t row0 = 0; row0 < m; row0 += block) {
+    const int64_t rows = std::min(block, m - row0);
+    combine_kernel<<<blocks_for(rows * n), 256, 0, stream>>>(ab.p, abs_ab.p, op.c0, op.gc, op.alpha, op.beta, row0,
+                                                             rows, GemmResult{out_ref.p, out_bound.p, out_terms.p});
+    check(cudaGetLastError(), "combine launch");
+    const size_t bytes = size_t(rows * n) * sizeof(double);
+    check(cudaMemcpyAsync(ref.data(), out_ref.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+    check(cudaMemcpyAsync(bound.data(), out_bound.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+    check(cudaMemcpyAsync(terms.data(), out_terms.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+    check(cudaStreamSynchronize(stream), "reference sync");
+    visit(row0, rows, GemmResult{ref.data(), bound.data(), terms.data()});
+  }
 }
 
 }  // namespace assay::reference

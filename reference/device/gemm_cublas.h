@@ -7,8 +7,11 @@ struct cublasContext;
 
 namespace assay::reference {
 
-// `out`: host arrays of m*n doubles, row-major. Throws InfraError on CUDA or
-// cuBLAS failure (including running out of device memory).
-void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, const GemmResult& out);
+// Hands the result to `visit` in blocks of rows (host arrays, reused from
+// block to block; reference_block_rows(m, n, 0) rows each). Device scratch:
+// the widened operands and A*B, |A|*|B| whole, the combined result one block
+// at a time. Throws InfraError on CUDA or cuBLAS failure (OutOfMemory when the
+// device has no room); whatever `visit` throws ends it.
+void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, const RowBlockVisitor& visit);
 
 }  // namespace assay::reference

@@ -4,7 +4,8 @@
 
 namespace assay::reference {
 
-// Each array of `out`: m*n doubles, row-major.
-void gemm_eigen(const GemmOperands& op, const GemmResult& out);
+// Hands the result to `visit` in blocks of rows (reference_block_rows(m, n,
+// k) rows each): B is widened whole, A one block of rows at a time.
+void gemm_eigen(const GemmOperands& op, const RowBlockVisitor& visit);
 
 }  // namespace assay::reference

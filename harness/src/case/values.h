@@ -141,12 +141,13 @@ ASSAY_HD double drawn_value(const RecipeParams& p, DType t, uint64_t seed, uint3
 }
 
 // Raw value of element (row, col): the recipe's, or where the patch covers
-// it a value whose stored bits differ from the recipe's (nonzero even where
-// the keep rule or an ints density would give 0, so the change is real).
+// a kept element, a value whose stored bits differ from the recipe's
+// (nonzero even where an ints density would give 0, so the change is real).
 ASSAY_HD double recipe_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
                              uint64_t row, uint64_t col) {
   const double old = drawn_value(p, t, seed, tensor, row, col);
-  if (!p.patch.any() || !p.patch.covers(row, col)) return old;
+  // A patch honours keep: the shrinker's cut to fewer nonzeros holds in every call.
+  if (!p.patch.any() || !p.patch.covers(row, col) || !keeps(p.keep, tensor, row, col)) return old;
   RecipeParams q = p;
   q.keep = Keep{};
   q.patch = Patch{};

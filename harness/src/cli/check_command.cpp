@@ -9,7 +9,9 @@
 
 #include "backend/backend.h"
 #include "cli/commands.h"
+#include "core/deadline.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "exec/oom_retry.h"
 #include "gate/gate.h"
 #include "gate/sanitize.h"
@@ -41,6 +43,7 @@ struct CheckArgs {
   double device_memory_share_gib = 0;  // 0: ASSAY_DEVICE_MEMORY_GIB or 80 % of the device's total
   int batch = -1;  // -1: the backend's default (gate/gate.h)
   int shrink_attempts = GateOptions{}.shrink_attempts;
+  double host_memory_limit_gib = 0;  // 0: default_host_memory_limit()
 };
 
 // The journal keeps the run's options so that --resume needs nothing else
@@ -48,7 +51,7 @@ struct CheckArgs {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckArgs, paths, backend, cases, budget, seed, max_failures, tolerance_scale, json,
                                    junit, out_dir, cache_dir, expect, quiet, isolation, timeout, corpus, sanitize,
                                    sanitize_samples, device_memory_limit_gib, device_memory_share_gib, batch,
-                                   shrink_attempts)
+                                   shrink_attempts, host_memory_limit_gib)
 
 // Exit code of the whole run (worse_exit: bad input, then machine, then kernel).
 int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
@@ -105,6 +108,8 @@ int run_check(CheckArgs a) {
   opt.device_memory_limit = size_t(a.device_memory_limit_gib * double(1 << 30));
   if (a.batch >= 0) opt.batch = size_t(a.batch);
   opt.shrink_attempts = a.shrink_attempts;
+  opt.host_memory_limit = a.host_memory_limit_gib > 0 ? a.host_memory_limit_gib * double(size_t(1) << 30)
+                                                      : default_host_memory_limit();
   if (!a.sanitize.empty())
     if (std::string why = sanitizer_unavailable(); !why.empty()) fmt::print("--sanitize {}: {}\n", a.sanitize, why);
 
@@ -126,12 +131,20 @@ int run_check(CheckArgs a) {
       auto& backend = backends[spec.backend];
       if (!backend) {
         OomRetry wait;  // this process's context on a full device: waited for like a worker's
-        wait.deadline = oom_deadline(OomRetry::Clock::now() + std::chrono::duration_cast<OomRetry::Clock::duration>(
-                                                                  std::chrono::duration<double>(a.budget)));
+        wait.deadline = Deadline::in(a.budget).at;
         backend = wait.run([&] {
           return make_backend(spec.backend, size_t(a.device_memory_share_gib * double(size_t(1) << 30)));
         });
         if (spec.backend == BackendKind::cuda) opt.loader.cuda_arch = cuda_arch();
+        if (!a.quiet)  // the caps every case is drawn within
+          fmt::print("limits: host memory {} for this process (--host-memory-limit); {}; each kernel within "
+                     "--budget {:g} s + {:g} s\n",
+                     gib(opt.host_memory_limit),
+                     spec.backend == BackendKind::cuda
+                         ? fmt::format("device memory {} a case (ASSAY_DEVICE_MEMORY_GIB caps it)",
+                                       gib(double(backend->memory_budget())))
+                         : fmt::format("host backend buffers {} a case", gib(double(backend->memory_budget()))),
+                     opt.budget_seconds, deadline_slack(opt.budget_seconds));
       }
       reports.push_back(run_gate(spec, *backend, opt, reporters));
       continue;
@@ -194,6 +207,10 @@ Command add_check(CLI::App& app) {
   c->add_option("--shrink-attempts", args->shrink_attempts,
                  "cases spent shrinking each kernel's first failure; 0: none (default 200)")
       ->check(CLI::Range(0, 100000));
+  c->add_option("--host-memory-limit", args->host_memory_limit_gib,
+                 "GiB of host memory this process may hold: cases that would need more are skipped "
+                 "(default: the smaller of 16 and a quarter of RAM)")
+      ->check(positive_gib());
   c->add_flag("--expect", args->expect, "succeed when each kernel gets the verdict its spec expects");
   c->add_flag("--quiet", args->quiet, "only the per-kernel summary");
   c->add_option("--corpus", args->corpus, "regression corpus: DIR/<kernel name>/*.yaml replay first (default corpus)");

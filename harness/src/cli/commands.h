@@ -2,6 +2,7 @@
 // parsing. Each returns the process exit code (core/error.h).
 #pragma once
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -15,5 +16,21 @@ Command add_shrink(CLI::App& app);
 Command add_fuzz(CLI::App& app);
 Command add_corpus(CLI::App& app);
 Command add_zoo(CLI::App& app);
+
+// --host-memory-limit's check: a positive number of GiB, said plainly when not.
+inline CLI::Validator positive_gib() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        double g = 0;
+        size_t used = 0;
+        try {
+          g = std::stod(v, &used);
+        } catch (...) {
+        }
+        if (used == v.size() && g > 0 && g < 1e6) return {};
+        return "expected a positive number of GiB (e.g. 16, 0.5), got '" + v + "'";
+      },
+      "GIB");
+}
 
 }  // namespace assay::cli

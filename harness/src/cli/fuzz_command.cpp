@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "core/build_info.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "fuzz/campaign.h"
 #include "fuzz/jobs.h"
 #include "fuzz/summary.h"
@@ -29,6 +30,7 @@ struct FuzzArgs {
   int64_t max_dim = 0;
   bool no_features = false;
   double timeout = 0;
+  double host_memory_limit_gib = 0;  // 0: default_host_memory_limit(); with --jobs N, a share of 1/N each
   int jobs = 0, job = -1;  // job: set on the processes --jobs starts
 };
 
@@ -58,6 +60,7 @@ fuzz::CampaignOptions campaign_options(const FuzzArgs& a) {
   opt.features = !a.no_features;
   opt.max_dim = a.max_dim;
   opt.timeout_s = a.timeout;
+  opt.host_memory_limit = a.host_memory_limit_gib * double(size_t(1) << 30);
   opt.isolation = a.isolation == "in-process" ? Isolation::in_process : Isolation::worker;
   opt.loader.cache_dir = a.cache_dir;
   opt.job = a.job;
@@ -113,6 +116,10 @@ int many_processes(const FuzzArgs& a, const Spec& spec, const fuzz::CampaignOpti
                     gpus.empty() ? "" : gpus[size_t(j) % gpus.size()]};
     if (a.max_dim > 0) p.args.insert(p.args.end(), {"--max-dim", std::to_string(a.max_dim)});
     if (a.timeout > 0) p.args.insert(p.args.end(), {"--timeout", fmt::format("{}", a.timeout)});
+    // The limit is the command's: each of the jobs, side by side on this machine, gets its share.
+    const double total = a.host_memory_limit_gib > 0 ? a.host_memory_limit_gib * double(size_t(1) << 30)
+                                                     : default_host_memory_limit();
+    p.args.insert(p.args.end(), {"--host-memory-limit", fmt::format("{}", total / jobs / double(size_t(1) << 30))});
     if (!a.cache_dir.empty()) p.args.insert(p.args.end(), {"--cache-dir", a.cache_dir});
     if (a.no_features) p.args.push_back("--no-features");
     plans.push_back(std::move(p));
@@ -184,6 +191,10 @@ Command add_fuzz(CLI::App& app) {
   c->add_option("--timeout", a->timeout, "seconds a call may take before it is a hang (default: scaled)")
       ->check(CLI::PositiveNumber);
   c->add_option("--cache-dir", a->cache_dir, "compiled-kernel cache (default ~/.cache/assay)");
+  c->add_option("--host-memory-limit", a->host_memory_limit_gib,
+                "GiB of host memory a campaign may hold; cases that need more are not drawn (default: the smaller "
+                "of 16 and a quarter of RAM; with --jobs N each job gets 1/N)")
+      ->check(positive_gib());
   return [a] { return run_fuzz(*a); };
 }
 

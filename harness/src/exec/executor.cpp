@@ -150,6 +150,7 @@ class CaseRun {
   // it, left: as the call left it.
   void judge_call(const RunStatus& status, const Buffer (&handed)[3], const Buffer (&left)[3]) {
     Image& out = outputs_[call_ - 1];
+    if (call_ >= 3) outputs_[call_ - 3] = {};  // each call looks back at the one before only: a C image less held
     // A later call that fails is compared with the call before (stale or
     // cached answers); call 4 repeats call 3, whose output passed.
     if (!check_call(call_, status, handed, left, out, call_ >= 2 ? &outputs_[call_ - 2] : nullptr,
@@ -194,7 +195,8 @@ class CaseRun {
     const size_t guard = t_[0]->guard();  // the same for every tensor of a case
     c_after = download(left[gemm::C]);
     for (int i = 0; i < 3; ++i) {
-      if (i < 2 && !be_.first_difference(handed[i], left[i])) continue;
+      std::optional<size_t> changed;
+      if (i < 2 && !(changed = be_.first_difference(handed[i], left[i]))) continue;
       Image after_i = i < 2 ? download(left[i]) : Image{};
       const Image& after = i < 2 ? after_i : c_after;
       if (auto at = t_[i]->first_damage(after))
@@ -202,9 +204,10 @@ class CaseRun {
                     fmt::format("{} byte {} outside its elements was overwritten ({} guard)", names[i],
                                 int64_t(*at) - int64_t(guard), *at < guard ? "before" : "after/padding"));
       if (i == 2) continue;
-      if (auto at = t_[i]->first_element_change(download(handed[i]), after))
-        return fail(out, call, Verdict::input_modified,
-                    fmt::format("input {} changed (first at element byte {})", names[i], *at - guard));
+      // Handed, the guards and gaps held the canary and still do: the first
+      // difference is the first changed element (no second image of the input).
+      return fail(out, call, Verdict::input_modified,
+                  fmt::format("input {} changed (first at element byte {})", names[i], *changed - guard));
     }
     if (repeat_of && c_after == *repeat_of) return true;
 
@@ -216,20 +219,23 @@ class CaseRun {
       be_.fill_tensor(c0_->buffer(), shifted(gemm::C), params(call, gemm::C), seed_of(call), gemm::C);
       c0 = c0_->data();
     }
-    auto ref = gemm::reference(be_, c_, handed[gemm::A].data + guard, handed[gemm::B].data + guard, c0);
+    // Compared block by block of rows: the host never holds the whole FP64 reference.
     Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type), opt_.subnormals);
     std::vector<std::vector<double>> class_refs;  // the inputs as a narrower compute type holds them (docs/tolerance.md)
     if (gemm::needs_class_reference(c_, opt_.compute))
       class_refs = gemm::class_references(be_, c_, opt_.compute, {params(call, 0), params(call, 1), params(call, 2)},
                                           seed_of(call));
-    out.stats = compare(tol, t_[gemm::C]->geom(), t_[gemm::C]->data_in(c_after), ref.ref.data(), ref.bound.data(),
-                        ref.terms.data(), class_refs);
-    if (call == 1 && opt_.keep_tensors)
+    gemm::ReferenceResult kept;
+    const bool keep = opt_.keep_tensors;  // each judged call's replace the last: the failing call's are what stays
+    out.stats = gemm::compare_to_reference(be_, c_, tol, t_[gemm::C]->data_in(c_after), handed[gemm::A].data + guard,
+                                           handed[gemm::B].data + guard, c0, opt_.deadline, keep ? &kept : nullptr,
+                                           class_refs);
+    if (keep)
       out.tensors = CaseTensors{download(left[gemm::A]), download(left[gemm::B]), download(handed[gemm::C]), c_after,
-                                ref.ref, ref.bound, guard};
+                                std::move(kept.ref), std::move(kept.bound), guard};
     Verdict v = verdict_of(out.stats);
     if (v == Verdict::pass) return true;
-    if (call >= 2) v = classify_repeat(v, out.stats, download(handed[gemm::C]), c_after, previous_out);
+    if (previous_out) v = classify_repeat(v, out.stats, download(handed[gemm::C]), c_after, previous_out);
     return fail(out, call, v, summary(out.stats));
   }
 
@@ -320,7 +326,16 @@ std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<c
     for (CallStep& s : runs[j]->plan()) steps.push_back(std::move(s)), case_of.push_back(j);
   for (size_t done = 0; done < steps.size();) {
     std::vector<RunStatus> status;
-    runner.run_steps(backend, std::span(steps).subspan(done), status);  // stops after a crash or hang
+    try {
+      runner.run_steps(backend, std::span(steps).subspan(done), status);  // stops after a crash or hang
+    } catch (const DeadlineReached& e) {
+      // The calls that answered are judged; the cases before the one whose
+      // call was stopped are whole, and their outcomes must not be lost.
+      for (const RunStatus& s : status) runs[case_of[done++]]->judge_planned(s);
+      std::vector<CaseOutcome> finished;
+      for (size_t j = 0; j < case_of[done]; ++j) finished.push_back(std::move(runs[j]->outcome()));
+      throw CasesStopped(e.what(), std::move(finished));
+    }
     if (status.empty()) throw InfraError("the runner made none of the calls");
     for (const RunStatus& s : status) runs[case_of[done++]]->judge_planned(s);
     // A crash or hang decides its case, and the copies that set up the

@@ -18,6 +18,7 @@
 
 #include "backend/backend.h"
 #include "case/case.h"
+#include "core/deadline.h"
 #include "exec/runner.h"
 #include "judge/compare.h"
 #include "spec/spec.h"
@@ -35,10 +36,14 @@ struct ExecOptions {
   // (replays under a memory checker: `assay repro --exact-alloc`). In
   // process only: a worker cannot map such buffers.
   bool exact_alloc = false;
+  // The run's deadline: the comparison stops at it (DeadlineReached); the
+  // runner's calls stop at the runner's own (Runner::set_deadline).
+  Deadline deadline{};
 };
 
-// Host copies of call 1's tensors, for dumping: A, B and C0 as the kernel saw
-// them, C as it left it, and the FP64 reference and bound.
+// Host copies of the tensors of the last call compared with the reference
+// (the failing call, when one failed on its values), for dumping: A, B and
+// C0 as the kernel saw them, C as it left it, and the FP64 reference and bound.
 struct CaseTensors {
   std::vector<std::byte> a, b, c0, c;  // whole buffer images
   std::vector<double> ref, bound;
@@ -72,6 +77,14 @@ CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const Exec
 // equal share of the whole.
 std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<const Case> cases,
                                    const ExecOptions& opt);
+
+// A deadline stopped run_cases: the cases before `finished.size()` are whole
+// (their outcomes here), that one was running, the rest never started.
+struct CasesStopped : DeadlineReached {
+  CasesStopped(const std::string& what, std::vector<CaseOutcome> done)
+      : DeadlineReached(what), finished(std::move(done)) {}
+  std::vector<CaseOutcome> finished;
+};
 
 // run_cases of the one case where it is plannable, run_case otherwise: with a
 // worker, a small case's calls take one exchange.

@@ -41,12 +41,6 @@ void OomRetry::Attempts::failed(const OutOfMemory& e) {
   next_wait_ = std::min(next_wait_ * 2, r_.max_wait_s);
 }
 
-OomRetry::Clock::time_point oom_deadline(OomRetry::Clock::time_point budget_end, double min_wait_s) {
-  const auto floor = OomRetry::Clock::now() + std::chrono::duration_cast<OomRetry::Clock::duration>(
-                                                  std::chrono::duration<double>(min_wait_s));
-  return std::max(budget_end, floor);
-}
-
 OomRetry device_retry(Backend& backend, OomRetry::Clock::time_point deadline, double what_bytes,
                       MemoryWaits* waits) {
   OomRetry r;

@@ -65,13 +65,6 @@ struct OomRetry {
   };
 };
 
-// A retry that ends with the caller's budget, but gives the memory at least
-// min_wait_s to come back, so that a case met near the end of a budget still
-// gets a few waits.
-inline constexpr double kMinOomWaitSeconds = 10;
-OomRetry::Clock::time_point oom_deadline(OomRetry::Clock::time_point budget_end,
-                                         double min_wait_s = kMinOomWaitSeconds);
-
 // A retry on `backend`: each wait gives back what the backend caches first
 // (Backend::release_cached); the final error has `what_bytes` (what was
 // asked for, 0: not said) and the backend's memory figures.

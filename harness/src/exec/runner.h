@@ -9,6 +9,7 @@
 
 #include "assay/abi.h"
 #include "backend/backend.h"
+#include "core/deadline.h"
 
 namespace assay {
 
@@ -52,6 +53,13 @@ class Runner {
   // call that ended the worker (crash, hang), and the caller submits the rest
   // again. In process, the backend makes the copies.
   virtual void run_steps(Backend& backend, std::span<const CallStep> steps, std::vector<RunStatus>& out);
+  // A call still running at `d` is stopped where the runner can (a worker is
+  // killed) and DeadlineReached is thrown instead of a status; what the
+  // steps before it returned is in `out`. In process a call cannot be stopped.
+  virtual void set_deadline(const Deadline& d) { (void)d; }
+  // From another thread, for a run that ends at once (a campaign's
+  // watchdog): kills the candidate's process, if it has one of its own.
+  virtual void kill_now() {}
 };
 
 class InProcessRunner final : public Runner {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -240,13 +241,17 @@ void WorkerRunner::run_steps(Backend&, std::span<const CallStep> steps, std::vec
 
 RunStatus WorkerRunner::await_reply(double timeout_s) {
   pollfd p{sock_, POLLIN, 0};
-  int ready = poll(&p, 1, int(std::min(timeout_s * 1000.0, 2.0e9)));
+  // The run's deadline may come first: then the call is stopped, not a hang.
+  const bool clipped = deadline_.left() < timeout_s;
+  const double wait_s = clipped ? deadline_.left() : timeout_s;
+  int ready = poll(&p, 1, int(std::min(std::ceil(wait_s * 1000.0), 2.0e9)));
   if (ready == 0) {
     kill(-pid_, SIGKILL);
     int status;
     waitpid(pid_, &status, 0);
     close(sock_);
     pid_ = -1, sock_ = -1;
+    if (clipped) throw DeadlineReached("the call was still running at the deadline; the worker was killed");
     return RunStatus{RunEnd::timed_out, 0, fmt::format("no answer within {:.3g} s; the worker was killed", timeout_s)};
   }
   wire::Reply reply;

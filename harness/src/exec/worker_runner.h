@@ -4,7 +4,10 @@
 // overruns its timeout is killed and reported as a hang; the next call starts
 // a fresh worker.
 #pragma once
+#include <signal.h>
 #include <sys/types.h>
+
+#include <atomic>
 
 #include <filesystem>
 
@@ -43,6 +46,10 @@ class WorkerRunner final : public Runner {
   RunStatus run(const assay_call& call, double timeout_s) override;
   // The worker makes the copies; the backend is the one it was made with.
   void run_steps(Backend& backend, std::span<const CallStep> steps, std::vector<RunStatus>& out) override;
+  void set_deadline(const Deadline& d) override { deadline_ = d; }
+  void kill_now() override {
+    if (const pid_t p = pid_; p > 0) kill(-p, SIGKILL);
+  }
   // Starts the worker now; "" or why the kernel cannot be loaded there.
   std::string warm_up() { return pid_ >= 0 ? std::string{} : start(); }
   // Whether the last start failed on the device (not the kernel's fault),
@@ -67,11 +74,12 @@ class WorkerRunner final : public Runner {
 
   Backend& backend_;
   WorkerOptions opt_;
-  pid_t pid_ = -1;
+  std::atomic<pid_t> pid_{-1};  // read by kill_now from another thread
   int sock_ = -1;
   int started_ = 0;
   bool device_unavailable_ = false, device_out_of_memory_ = false;
   WorkerProfile profile_;
+  Deadline deadline_;  // each call's wait is clipped to it
 };
 
 // assay-worker next to the running executable (or $ASSAY_WORKER).

@@ -4,14 +4,19 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "case/rng.h"
 #include "core/build_info.h"
+#include "core/deadline.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "exec/executor.h"
 #include "exec/oom_retry.h"
 #include "fuzz/case_codec.h"
@@ -42,6 +47,16 @@ struct Found {
   Case shrunk;               // the raw case when it was not shrunk
 };
 
+// A case of the campaign's own that its deadline (or the watchdog) stopped.
+struct Unfinished {
+  Case c;
+  double started = 0, stopped = 0;  // campaign seconds
+  fs::path case_file;
+  std::string why;
+};
+
+using Lock = std::unique_lock<std::timed_mutex>;
+
 // libFuzzer calls plain functions: the campaign lives in one global.
 struct Campaign {
   Spec spec;
@@ -58,15 +73,26 @@ struct Campaign {
   std::set<std::string> raw_signatures, signatures;  // before and after shrinking
   std::vector<Found> found;
   bool merging = false;  // libFuzzer's merge: features only, failures are not this run's business
+  // The state above, shared with the watchdog thread: the main thread holds
+  // it except while a case runs (run_unlocked), so the watchdog can end the
+  // campaign then.
+  std::timed_mutex mutex;
+  Deadline deadline;        // start + --time: cases running then are stopped
+  HostMemoryCap host;       // --host-memory-limit, less what set-up took
+  int64_t rejected_memory = 0;  // cases that would not fit the host memory left
+  std::optional<Case> running;  // the campaign's own case now running (not a shrink attempt)
+  double running_since = 0;
+  std::optional<Unfinished> unfinished;
+  std::optional<Found> pending;  // a new failure being shrunk, not yet recorded
+  std::string stopped;      // why the watchdog ended the campaign early; empty: it did not
 
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
   // With a worker where planning pays, a small case's calls take one
   // exchange (exec/executor.h). While other processes hold the device's
   // memory, a case waits for it within the campaign's time (exec/oom_retry.h).
   CaseOutcome run(const Case& c) {
-    const auto end = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                 std::chrono::duration<double>(opt.seconds));
-    return run_when_room(*backend, oom_deadline(end), c, [&](const Case& x) {
+    const auto end = deadline.set() ? deadline.at : Deadline::in(opt.seconds).at;  // a merge has no deadline
+    return run_when_room(*backend, end, c, [&](const Case& x) {
       return opt.isolation == Isolation::worker && planning_pays(backend->kind())
                  ? run_case_planned(*backend, *runner, x, exec)
                  : run_case(*backend, *runner, x, exec);
@@ -74,6 +100,50 @@ struct Campaign {
   }
   int64_t infrastructure = 0;     // cases not run: the device's memory stayed short
   std::string last_infrastructure;  // the last one's message, with the memory figures
+  // run() with the state unlocked, so the watchdog can end the campaign
+  // meanwhile; `own`: a case of the campaign's (not a shrink attempt), recorded
+  // as unfinished if it is stopped.
+  CaseOutcome run_unlocked(Lock& lock, const Case& c, bool own) {
+    if (own) running = c, running_since = elapsed();
+    CaseOutcome o;
+    {
+      lock.unlock();
+      struct Relock {
+        Lock& l;
+        ~Relock() { l.lock(); }
+      } relock{lock};
+      o = run(c);
+    }
+    if (own) running.reset();
+    return o;
+  }
+  // The case that was running, saved like the failing ones (no result is lost).
+  void record_unfinished(const std::string& why) {
+    if (!running) return;
+    Unfinished u{*running, running_since, elapsed(), {}, why};
+    try {
+      u.case_file = save_unfinished_case(kernel_dir(), spec, u.c, cases, "-fuzz",
+                                         fmt::format("{} after {:.1f} s of it", why, u.stopped - u.started));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "assay fuzz: %s: the unfinished case was not saved: %s\n", spec.name.c_str(), e.what());
+    }
+    unfinished = std::move(u);
+    running.reset();
+  }
+  // The failure being shrunk when the campaign must end: kept as found.
+  void keep_pending(const std::string& why) {
+    if (!pending) return;
+    Found f = std::move(*pending);
+    pending.reset();
+    f.signature = failure_signature(f.c, f.outcome.verdict);
+    f.explanation = fmt::format("not shrunk: {}\n", why);
+    try {
+      f.case_file = save_case(kernel_dir(), spec, f.c, f.outcome, int64_t(found.size()), "-fuzz");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "assay fuzz: %s: a failure was not saved: %s\n", spec.name.c_str(), e.what());
+    }
+    found.push_back(std::move(f));
+  }
   fs::path kernel_dir() const {
     return opt.job < 0 ? opt.out_dir / spec.name : opt.out_dir / spec.name / fmt::format("job-{}", opt.job);
   }
@@ -82,9 +152,14 @@ Campaign* campaign = nullptr;
 constexpr double kSummaryEvery = 5;  // seconds between updates of fuzz-summary.json during a campaign
 
 void write_summary(bool final);
+[[noreturn]] void finish();
 
 int run_one(const uint8_t* data, size_t size) {
   Campaign& cp = *campaign;
+  Lock lock(cp.mutex);
+  // libFuzzer looks at its clock only between inputs, and its clock started
+  // after set-up: the campaign ends itself at its deadline.
+  if (cp.deadline.passed()) finish();
   Case raw = decode(data, size, cp.spec, cp.limits);
   raw.seed = mix64(raw.seed ^ (uint64_t(cp.opt.shard) << 48));  // disjoint seed spaces per shard
   std::optional<Case> c = gemm::fit_requires(raw, cp.spec);
@@ -101,6 +176,11 @@ int run_one(const uint8_t* data, size_t size) {
     ++cp.rejected;
     return -1;
   }
+  // The harness's host copies of the case must fit what the cap leaves now.
+  if (!cp.host.fits(gemm::host_bytes(*c, cp.backend->kind()))) {
+    ++cp.rejected, ++cp.rejected_memory;
+    return -1;
+  }
   const double t0 = cp.elapsed();
   struct HugeClock {  // every return below counts the huge case's time, shrinking included
     Campaign& cp;
@@ -112,12 +192,16 @@ int run_one(const uint8_t* data, size_t size) {
   } clock{cp, huge, t0};
   CaseOutcome o;
   try {
-    o = cp.run(*c);
+    o = cp.run_unlocked(lock, *c, true);
   } catch (const OutOfMemory& e) {
     // The memory did not come back in time: the machine's fault, on record.
+    cp.running.reset();
     ++cp.infrastructure, cp.last_infrastructure = e.what();
     std::fprintf(stderr, "assay fuzz: %s: a case not run: %s\n", cp.spec.name.c_str(), e.what());
     return -1;
+  } catch (const DeadlineReached& e) {
+    cp.record_unfinished(e.what());
+    finish();
   }
   ++cp.cases;
   // A scheduler's time limit ends a campaign with SIGTERM or SIGKILL, and
@@ -131,17 +215,24 @@ int run_one(const uint8_t* data, size_t size) {
   // is a new failure (many raw shapes shrink to the same bug).
   if (!cp.raw_signatures.insert(failure_signature(*c, o.verdict)).second) return 0;
   Found f{{}, cp.elapsed(), cp.cases, *c, o, {}, {}, {}, 0.0, {}, *c};
+  // Until it is recorded, the failure waits where the watchdog can save it.
+  cp.pending = f;
+  struct ClearPending {
+    Campaign& cp;
+    ~ClearPending() { cp.pending.reset(); }
+  } clear_pending{cp};
   Case key = *c;
   f.smallest.dims = {c->m, c->n, c->k};
   if (const int attempts = shrink_attempts_for(o.verdict, cp.opt.isolation == Isolation::worker,
                                                cp.opt.shrink_attempts)) {
-    CaseProbe probe = [&](const Case& x) { return cp.run(x); };
+    CaseProbe probe = [&](const Case& x) { return cp.run_unlocked(lock, x, false); };
     const double s0 = cp.elapsed();
     try {
       // Huge cases cost seconds each: shrinking one failure gets at most a
       // quarter of the campaign's time (30 s at least), and so does the
-      // search for the smallest failing dimensions.
-      const double shrink_seconds = std::max(30.0, 0.25 * cp.opt.seconds);
+      // search for the smallest failing dimensions; neither goes past the
+      // deadline (an attempt running then is stopped, the best case kept).
+      const double shrink_seconds = std::min(std::max(30.0, 0.25 * cp.opt.seconds), cp.deadline.left());
       ShrinkResult s = shrink(cp.spec, *c, o, probe, attempts, shrink_seconds);
       f.shrink_seconds = cp.elapsed() - s0;
       key = s.shrunk;
@@ -153,7 +244,7 @@ int run_one(const uint8_t* data, size_t size) {
       // a few dozen cheap probes, once per distinct failure. Out of memory
       // there leaves the shrunk case as it is.
       try {
-        f.smallest = smallest_failing(cp.spec, key, o.verdict, probe, 64, shrink_seconds);
+        f.smallest = smallest_failing(cp.spec, key, o.verdict, probe, 64, std::min(shrink_seconds, cp.deadline.left()));
       } catch (const OutOfMemory& e) {
         f.smallest = SmallestFailing{{key.m, key.n, key.k}, {}, 0};  // upper bounds: the shrunk dims
         f.explanation += fmt::format("smallest failing dimensions not searched: {}\n", e.what());
@@ -176,6 +267,7 @@ int run_one(const uint8_t* data, size_t size) {
   std::fflush(stdout);
   cp.found.push_back(std::move(f));
   write_summary(false);  // on disk now: a campaign that dies later keeps what it found
+  if (cp.deadline.passed()) finish();
   return 0;
 }
 
@@ -211,6 +303,19 @@ void write_summary(bool final) {
                    {"shrink_seconds", cp.found.empty() ? nlohmann::json() : nlohmann::json(cp.found.front().shrink_seconds)},
                    {"failures", failures}};
   j["build"] = build_json();
+  // The promises: --time (and its slack), host and device memory.
+  j["time_seconds"] = cp.opt.seconds;
+  j["deadline_slack_seconds"] = deadline_slack(cp.opt.seconds);
+  j["unfinished_case"] = nlohmann::json();
+  if (const auto& u = cp.unfinished)
+    j["unfinished_case"] = {{"case", describe(u->c)}, {"dims", dims_json({u->c.m, u->c.n, u->c.k})},
+                            {"case_file", u->case_file.string()}, {"started_seconds", u->started},
+                            {"stopped_seconds", u->stopped}, {"why", u->why}};
+  j["host_memory"] = {{"limit_bytes", cp.host.limit}, {"baseline_bytes", cp.host.baseline},
+                      {"peak_rss_bytes", peak_resident_bytes()}};
+  j["memory_per_case_bytes"] = double(cp.backend->memory_budget());
+  j["rejected_for_memory"] = cp.rejected_memory;
+  j["stopped"] = cp.stopped.empty() ? nlohmann::json() : nlohmann::json(cp.stopped);
   if (cp.opt.job >= 0) j["job"] = cp.opt.job;
   fs::create_directories(cp.kernel_dir());
   {
@@ -224,14 +329,62 @@ void write_summary(bool final) {
   fmt::print("[assay fuzz] {}: {} cases in {:.1f} s ({:.0f}/s), {} distinct failures{}\n", cp.spec.name, cp.cases, s,
              s > 0 ? cp.cases / s : 0.0, cp.found.size(),
              cp.found.empty() ? "" : fmt::format(", first after {:.1f} s", cp.found.front().seconds));
+  if (cp.unfinished)
+    fmt::print("[assay fuzz] {}: unfinished: {} ({})\n  __REPRO: assay repro {}\n", cp.spec.name,
+               describe(cp.unfinished->c), cp.unfinished->why, cp.unfinished->case_file.string());
+  if (!cp.stopped.empty()) fmt::print(stderr, "assay fuzz: {}: stopped early: {}\n", cp.spec.name, cp.stopped);
   std::fflush(stdout);
 }
 
-// libFuzzer's exit status is its own; ours says whether a failure was found.
-[[noreturn]] void exit_with_verdict() {
+// Ends the campaign with its final summary; the caller holds the state (or
+// could not have it). libFuzzer's exit status is its own; ours says whether
+// a failure was found (3 when stopped for memory without one).
+[[noreturn]] void finish() {
   write_summary(true);
   std::fflush(nullptr);
-  std::_Exit(campaign->found.empty() ? exit_pass : exit_kernel_failed);
+  const Campaign& cp = *campaign;
+  std::_Exit(!cp.found.empty() ? exit_kernel_failed : cp.stopped.empty() ? exit_pass : exit_infrastructure);
+}
+
+// libFuzzer exits when its own time is up (atexit).
+[[noreturn]] void exit_with_verdict() {
+  Lock lock(campaign->mutex, std::defer_lock);
+  (void)lock.try_lock_for(std::chrono::seconds(2));
+  finish();
+}
+
+// The promise's last line: whatever the main thread is doing (a call in
+// process, which cannot be stopped; harness work between the deadline's
+// checks), the campaign ends with its summary 2 s before the slack runs out;
+// and at once when the process holds more host memory than its limit (an
+// estimate was wrong, or an in-process candidate took it).
+void watchdog() {
+  Campaign& cp = *campaign;
+  const Deadline last{cp.deadline.at + std::chrono::duration_cast<Deadline::Clock::duration>(
+                                           std::chrono::duration<double>(deadline_slack(cp.opt.seconds) - 2))};
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    const double rss = resident_bytes();
+    const bool over = rss > cp.host.limit;
+    if (!over && !last.passed()) continue;
+    Lock lock(cp.mutex, std::defer_lock);
+    if (!lock.try_lock_for(std::chrono::seconds(1))) {
+      // The main thread is stuck holding the state: the summary on disk (at
+      // most a few seconds old) stands.
+      cp.runner->kill_now();
+      std::fprintf(stderr, "assay fuzz: %s: ended by its watchdog without a final summary\n", cp.spec.name.c_str());
+      std::_Exit(exit_infrastructure);
+    }
+    cp.runner->kill_now();  // a worker still in a call goes too
+    if (over)
+      cp.stopped = fmt::format("the process held {}, over its host memory limit of {}", gib(rss), gib(cp.host.limit));
+    cp.record_unfinished(over ? "stopped: the campaign went over its host memory limit"
+                              : "still running at the end of the campaign's time and slack (in process, a call "
+                                "cannot be stopped sooner)");
+    cp.keep_pending(over ? "the campaign went over its host memory limit while shrinking it"
+                         : "the campaign's time ran out while shrinking it");
+    finish();
+  }
 }
 
 }  // namespace
@@ -258,12 +411,31 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   LoadedKernel kernel = load_kernel(spec, lo);
   const auto end = cp.start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                   std::chrono::duration<double>(opt.seconds));
-  cp.runner = device_retry(*cp.backend, oom_deadline(end)).run([&] {  // a full device is waited for
+  cp.runner = device_retry(*cp.backend, end).run([&] {  // a full device is waited for, within --time
     return make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
   });
   cp.exec = ExecOptions{spec.compute, gemm::kDefaultScale, spec.deterministic, false, opt.timeout_s};
   cp.exec.subnormals = spec.subnormals;
+  // What set-up took (libraries, the CUDA context, the kernel) stays out of
+  // the cases' share of the host memory limit; huge cases are drawn only
+  // where both it and the device's budget hold them.
+  cp.host = HostMemoryCap::measure(opt.host_memory_limit > 0 ? opt.host_memory_limit : default_host_memory_limit());
+  cp.limits.huge.max_host_bytes = cp.host.for_cases();
   enable_features(opt.features, cp.limits);
+}
+
+// The caps, as the campaign starts.
+void print_limits() {
+  const Campaign& cp = *campaign;
+  const double budget = double(cp.backend->memory_budget());
+  fmt::print("[assay fuzz] {}: --time {:.0f} s, ends within {:.0f} s; host memory limit {} ({} held after set-up); "
+             "{}\n",
+             cp.spec.name, cp.opt.seconds, cp.opt.seconds + deadline_slack(cp.opt.seconds), gib(cp.host.limit),
+             gib(cp.host.baseline),
+             cp.backend->kind() == BackendKind::cuda
+                 ? fmt::format("device memory share {} (ASSAY_DEVICE_MEMORY_GIB sets it)", gib(budget))
+                 : fmt::format("host backend buffers at most {} a case", gib(budget)));
+  std::fflush(stdout);
 }
 
 int drive(std::vector<std::string> args) {
@@ -279,12 +451,22 @@ int drive(std::vector<std::string> args) {
 
 void run_campaign(const Spec& spec, const CampaignOptions& opt) {
   set_up(spec, opt);
+  Campaign& cp = *campaign;
+  // Set-up counts against --time: the promise is about the command's wall time.
+  cp.deadline = Deadline{cp.start + std::chrono::duration_cast<Deadline::Clock::duration>(
+                                        std::chrono::duration<double>(opt.seconds))};
+  cp.runner->set_deadline(cp.deadline);
+  cp.exec.deadline = cp.deadline;
+  print_limits();
+  std::thread(watchdog).detach();
   fs::path corpus = opt.corpus_dir.empty() ? campaign->kernel_dir() / "fuzz-corpus" : opt.corpus_dir;
   fs::create_directories(corpus);
   seed_fuzz_corpus(corpus, spec, campaign->limits);
   std::atexit(exit_with_verdict);  // libFuzzer exits when the time is up
   drive({"assay-fuzz", fmt::format("-max_total_time={}", std::max(1, int(opt.seconds))),
          fmt::format("-seed={}", (opt.seed * uint64_t(opt.shards) + uint64_t(opt.shard)) % 4000000000u + 1),
+         // The watchdog keeps the memory limit, and the deadline the time:
+         // libFuzzer's own limits would end the process without a summary.
          "-max_len=64", "-timeout=100000", "-rss_limit_mb=0", "-print_final_stats=1", "-reload=0",
          // A huge case takes seconds by design: no slow-unit files, and any
          // artifact libFuzzer writes goes to the kernel's folder, not the cwd.

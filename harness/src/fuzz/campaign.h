@@ -29,12 +29,19 @@ struct CampaignOptions {
   int job = -1;                         // >= 0: one of --jobs; its files go to OUT/<kernel>/job-<job>/
   Isolation isolation = Isolation::worker;
   double timeout_s = 0;
+  double host_memory_limit = 0;         // bytes this process may hold; 0: default_host_memory_limit()
   LoaderOptions loader;
 };
 
-// Runs the campaign in this process and never returns: libFuzzer ends the
-// process when the time is up. The summary goes to OUT/<kernel>/fuzz-summary.json
-// and stdout; the exit status is 1 when a failure was found, else 0.
+// Runs the campaign in this process and never returns. It ends within
+// `seconds` + deadline_slack(seconds) of its start, set-up included: a case
+// still running at `seconds` is stopped (its worker killed) and recorded as
+// unfinished, shrinking stops with what it has, and a watchdog thread ends
+// the process with its summary at the slack's end whatever is running (in
+// process, a call cannot be stopped otherwise) or when the process holds more
+// host memory than its limit. The summary goes to
+// OUT/<kernel>/fuzz-summary.json and stdout; the exit status is 1 when a
+// failure was found, else 0 (3 when stopped for memory).
 [[noreturn]] void run_campaign(const Spec& spec, const CampaignOptions& opt);
 
 // libFuzzer's corpus merge (-merge=1, or its inner step) through the same

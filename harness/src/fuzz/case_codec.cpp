@@ -86,7 +86,8 @@ void set_dims(Case& x, const int64_t d[3], const uint8_t layout[3]) {
 }
 
 // A huge case is one dimension (index h) in [max_dim, 2^24), the others
-// ordinary, its work within max_huge_work and its bytes within the target's budget.
+// ordinary, its work within max_huge_work and its bytes within the target's
+// device and host budgets.
 bool huge_fits(const Case& x, int h, const CodecLimits& lim) {
   const int64_t d[3] = {x.m, x.n, x.k};
   if (!huge_allowed(lim) || d[h] < lim.max_dim || d[h] > kMaxHuge) return false;
@@ -152,7 +153,7 @@ bool huge_move(Case& x, const uint8_t layout[3], const std::function<uint64_t()>
 
 }  // namespace
 
-CodecLimits campaign_limits(BackendKind kind, double memory_budget) {
+CodecLimits campaign_limits(BackendKind kind, double memory_budget, double host_budget) {
   const bool host = kind == BackendKind::host;
   CodecLimits lim;
   // Any dimension up to 8191 (k past 2048, say), the cost bounded instead by
@@ -167,7 +168,7 @@ CodecLimits campaign_limits(BackendKind kind, double memory_budget) {
   // grid limits, which takes elements, not work: 2^36 multiply-adds still
   // lets a 2^31-element C have k = 32, a 32x cheaper worst case than the
   // gate's 2^41 (under which an H200 campaign once ran 26 cases in 66 s).
-  lim.huge = gemm::SweepTarget{kind, memory_budget};
+  lim.huge = gemm::SweepTarget{kind, memory_budget, host_budget};
   lim.max_huge_work = host ? 0 : double(int64_t(1) << 36);
   return lim;
 }

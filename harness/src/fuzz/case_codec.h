@@ -19,8 +19,8 @@ struct CodecLimits {
   // Huge cases: one dimension from max_dim up to 2^24 - 1, the others
   // ordinary, for index and grid limits (2^31 elements, 2^20 rows). Allowed
   // where the gate's sweep runs its cases past 2^31 elements: on the target
-  // gemm::huge_case_fits accepts (cuda, within the memory budget); never on
-  // the host.
+  // gemm::huge_case_fits accepts (cuda, within the device and host memory
+  // budgets); never on the host.
   gemm::SweepTarget huge{BackendKind::host, 0};
   double max_huge_work = 0;  // m*n*k of a huge case at most this
 };
@@ -28,8 +28,9 @@ struct CodecLimits {
 // A campaign's limits on `kind` (campaign.cpp; the fuzz lab's too). Ordinary
 // cases: any dimension below 8192, m*n*k at most 2^22 on the host and 2^30
 // on a GPU, elements at most 2^17 and 2^22. Huge cases on cuda only, within
-// `memory_budget` bytes and 2^36 multiply-adds.
-CodecLimits campaign_limits(BackendKind kind, double memory_budget);
+// `memory_budget` bytes of device memory (gemm::case_bytes), `host_budget`
+// bytes of the harness's host memory (gemm::host_bytes) and 2^36 multiply-adds.
+CodecLimits campaign_limits(BackendKind kind, double memory_budget, double host_budget = 1e300);
 
 // A case with a dimension at or past lim.max_dim (only decode's huge extension makes one).
 bool is_huge(const Case& c, const CodecLimits& lim);

@@ -11,6 +11,7 @@ nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_s
   int64_t cases = 0, rejected = 0, infrastructure = 0;
   std::map<std::string, nlohmann::json> first_by_signature;
   nlohmann::json per_job = nlohmann::json::array(), died = nlohmann::json::array();
+  nlohmann::json unfinished = nlohmann::json::array(), stopped = nlohmann::json::array();
   nlohmann::json merged = nlohmann::json::object();
   for (const JobResult& r : jobs) {
     const nlohmann::json& s = r.summary;
@@ -25,6 +26,13 @@ nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_s
     per_job.push_back({{"job", r.job}, {"cases", s.value("cases", int64_t(0))},
                        {"cases_per_s", s.value("cases_per_s", 0.0)}, {"exit", r.exit_code},
                        {"distinct_failures", s.value("distinct_failures", 0)}});
+    // Cases stopped at the end, and early stops, stay on record with their job.
+    if (s.contains("unfinished_case") && s["unfinished_case"].is_object()) {
+      nlohmann::json u = s["unfinished_case"];
+      u["job"] = r.job;
+      unfinished.push_back(u);
+    }
+    if (s.contains("stopped") && s["stopped"].is_string()) stopped.push_back({{"job", r.job}, {"why", s["stopped"]}});
     for (nlohmann::json f : s.value("failures", nlohmann::json::array())) {
       f["job"] = r.job;
       auto [it, fresh] = first_by_signature.emplace(f.value("signature", ""), f);
@@ -51,6 +59,8 @@ nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_s
   merged["failures"] = failures;
   merged["per_job"] = per_job;
   merged["jobs_died"] = died;
+  merged["unfinished_cases"] = unfinished;
+  merged["stopped"] = stopped;
   return merged;
 }
 

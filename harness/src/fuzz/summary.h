@@ -17,7 +17,8 @@ struct JobResult {
 // Cases add up; cases/s is over `wall_seconds` (all jobs together);
 // failures are deduplicated by signature, the earliest kept; time to first
 // failure is the earliest of any job. Jobs that died are listed, their
-// results up to their last written summary kept.
+// results up to their last written summary kept; so are each job's case
+// stopped at the end (`unfinished_cases`) and early stops (`stopped`).
 nlohmann::json merge_summaries(const std::vector<JobResult>& jobs, double wall_seconds);
 
 }  // namespace assay::fuzz

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "core/deadline.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "exec/oom_retry.h"
 #include "exec/worker_runner.h"
 #include "gate/journal.h"
@@ -39,20 +41,32 @@ fs::path save_case(const fs::path& dir, const Spec& spec, const Case& c, const C
   return save_case_as(dir / fmt::format("case-{:04d}-{}{}.yaml", index, name(o.verdict), suffix), spec, c, o, notes);
 }
 
-fs::path save_case_as(const fs::path& file, const Spec& spec, const Case& c, const CaseOutcome& o,
-                      const std::vector<std::string>& notes) {
+// A case file: comment lines saying what happened (the headline, then any
+// notes), the repro line, the case.
+static fs::path write_case_file(const fs::path& file, const Spec& spec, const Case& c, std::string headline,
+                                const std::vector<std::string>& notes = {}) {
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
   fs::create_directories(dir);
   std::ofstream out(file);
-  std::string detail = o.detail;  // a comment line: a kernel's message must not break the YAML
-  for (char& ch : detail)
+  for (char& ch : headline)  // a comment line: a kernel's message must not break the YAML
     if (ch == '\n' || ch == '\r') ch = ' ';
-  out << fmt::format("# {} in call {}: {}\n", name(o.verdict), o.call, detail);
+  out << "# " << headline << "\n";
   for (auto& n : notes) out << fmt::format("# {}\n", n);
   out << fmt::format("# repro: assay repro {}\n", file.string());
   out << to_yaml(c, fs::absolute(spec.file), fs::absolute(dir));
   if (!out) throw InfraError("cannot write " + file.string());
   return file;
+}
+
+fs::path save_case_as(const fs::path& file, const Spec& spec, const Case& c, const CaseOutcome& o,
+                      const std::vector<std::string>& notes) {
+  return write_case_file(file, spec, c, fmt::format("{} in call {}: {}", name(o.verdict), o.call, o.detail), notes);
+}
+
+fs::path save_unfinished_case(const fs::path& dir, const Spec& spec, const Case& c, int64_t index,
+                              const std::string& suffix, const std::string& note) {
+  return write_case_file(dir / fmt::format("case-{:04d}-unfinished{}.yaml", index, suffix), spec, c,
+                         "unfinished: " + note);
 }
 
 std::unique_ptr<Runner> make_runner(const Spec& spec, Backend& backend, const LoadedKernel& kernel, bool isolate,
@@ -92,7 +106,7 @@ static void shrink_first_failure(const Spec& spec, const CaseProbe& probe, int a
                                  const fs::path& case_dir, int64_t index, CaseFailure& failure) {
   ShrinkResult s;
   try {
-    s = shrink(spec, failure.c, failure.outcome, probe, attempts, max_seconds);
+    s = shrink(spec, failure.c, failure.outcome, probe, attempts, max_seconds);  // stops at the budget's end itself
   } catch (const OutOfMemory& e) {
     // The device's memory is shared: the failure stays as found, not lost.
     std::fprintf(stderr, "assay: %s: not shrunk: %s\n", spec.name.c_str(), e.what());
@@ -143,6 +157,11 @@ class KernelGate {
     exec_ = ExecOptions{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false,
                         opt.timeout_s};
     exec_.subnormals = spec.subnormals;
+    // The budget is a promise: a case still running when it is spent is
+    // stopped (the worker killed), so the kernel ends within budget + slack.
+    deadline_ = Deadline{start_ + std::chrono::duration_cast<Deadline::Clock::duration>(
+                                      std::chrono::duration<double>(opt.budget_seconds))};
+    exec_.deadline = deadline_;
   }
 
   KernelReport run() {
@@ -156,15 +175,11 @@ class KernelGate {
 
  private:
   double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-  std::chrono::steady_clock::time_point budget_end() const {
-    return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(opt_.budget_seconds));
-  }
   // A case once the device has room for it, waiting (within the budget)
   // while other processes hold the memory.
   CaseOutcome attempt(const Case& c, bool planned) {
     return run_when_room(
-        backend_, oom_deadline(budget_end(), opt_.min_oom_wait_s), c,
+        backend_, deadline_.at, c,
         [&](const Case& x) {
           return planned ? run_case_planned(backend_, *runner_, x, exec_) : run_case(backend_, *runner_, x, exec_);
         },
@@ -181,9 +196,13 @@ class KernelGate {
       lo.open = !isolate_;
       kernel_ = load_kernel(spec_, lo);
       // A worker whose context found the device full waits, like a case (exec/oom_retry.h).
-      runner_ = device_retry(backend_, oom_deadline(budget_end(), opt_.min_oom_wait_s), 0, &waits_).run([&] {
+      runner_ = device_retry(backend_, deadline_.at, 0, &waits_).run([&] {
         return make_runner(spec_, backend_, kernel_, isolate_, case_dir_, opt_.device_memory_limit);
       });
+      runner_->set_deadline(deadline_);
+      host_ = HostMemoryCap::measure(opt_.host_memory_limit > 0 ? opt_.host_memory_limit : default_host_memory_limit());
+      report_.host_memory_limit = host_.limit, report_.host_memory_baseline = host_.baseline;
+      report_.memory_per_case = double(backend_.memory_budget());
     } catch (const InputError& e) {
       report_.setup_error = e.what(), report_.setup_exit = exit_bad_input;
     } catch (const InfraError& e) {
@@ -199,7 +218,8 @@ class KernelGate {
     // The kernel's regression corpus first (journal indices below zero), then the sweep.
     std::vector<Case> sweep = corpus_cases(opt_.corpus_dir / spec_.name);
     const int64_t corpus_size = int64_t(sweep.size());
-    const gemm::SweepTarget target{backend_.kind(), double(backend_.memory_budget())};  // index cases: cuda, if they fit
+    // Index cases: cuda, where they fit the device's budget and the host memory left.
+    const gemm::SweepTarget target{backend_.kind(), double(backend_.memory_budget()), host_.for_cases()};
     for (Case& c : gemm::sweep(spec_, opt_.seed, target)) sweep.push_back(std::move(c));
     const int64_t sweep_size = int64_t(sweep.size()) - corpus_size;
     const int64_t max_cases = opt_.max_cases.value_or(sweep_size + kDefaultRandomCases) + corpus_size;
@@ -230,9 +250,17 @@ class KernelGate {
         ++report_.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend_.kind()), c->origin)];
         continue;
       }
+      if (!host_.fits(gemm::host_bytes(*c, backend_.kind()))) {
+        ++report_.cases_skipped;
+        ++report_.skip_reasons[fmt::format("more host memory than --host-memory-limit {} leaves ({})",
+                                           gib(host_.limit), c->origin)];
+        continue;
+      }
       if (!(batch_ > 0 && plannable(*c))) {
         run_waiting();  // what waits runs first: cases finish in order
+        if (stop_) break;
         if (opt_.journal) opt_.journal->case_started(spec_key_, i, *c);
+        case_started_ = elapsed();
         run_alone(i, *c);
         continue;
       }
@@ -245,17 +273,34 @@ class KernelGate {
   }
 
   void run_alone(int64_t i, const Case& c) {
-    CaseOutcome outcome;
     try {
-      outcome = attempt(c, false);
-    } catch (const OutOfMemory& e) {
-      // The memory did not come within the budget: the machine's fault, on
-      // record with its figures; the journal leaves the case unfinished, so
-      // --resume runs it again.
-      report_.infrastructure.push_back({i, c, e.what()});
-      return;
+      CaseOutcome outcome;
+      try {
+        outcome = attempt(c, false);
+      } catch (const OutOfMemory& e) {
+        // The memory did not come within the budget: the machine's fault, on
+        // record with its figures; the journal leaves the case unfinished, so
+        // --resume runs it again.
+        report_.infrastructure.push_back({i, c, e.what()});
+        return;
+      }
+      record(i, c, outcome);
+    } catch (const DeadlineReached& e) {
+      stopped_at_budget(i, c, e.what());
     }
-    record(i, c, outcome);
+  }
+  // The case running when the budget ran out: saved and reported as
+  // unfinished (its journal line stays "started": --resume runs it again).
+  void stopped_at_budget(int64_t i, const Case& c, const std::string& why) {
+    stop_ = true;
+    UnfinishedCase u{c, {}, elapsed() - case_started_, why};
+    const std::string note = fmt::format("{} after {:.1f} s of it (--budget {:g} s)", why, u.seconds, opt_.budget_seconds);
+    try {
+      u.case_file = save_unfinished_case(case_dir_, spec_, c, i, "", note);
+    } catch (const InfraError& e) {
+      std::fprintf(stderr, "assay: %s: the unfinished case was not saved: %s\n", spec_.name.c_str(), e.what());
+    }
+    report_.unfinished = std::move(u);
   }
   // The planned cases that wait, in one exchange with the worker.
   void run_waiting() {
@@ -263,13 +308,22 @@ class KernelGate {
     if (opt_.journal)
       for (size_t j = 0; j < waiting_.size(); ++j) opt_.journal->case_started(spec_key_, waiting_index_[j], waiting_[j]);
     std::vector<CaseOutcome> outcomes;
+    std::optional<size_t> stopped;  // the case the budget's end stopped
+    std::string why;
+    case_started_ = elapsed();
     try {
       outcomes = run_cases(backend_, *runner_, waiting_, exec_);
     } catch (const OutOfMemory&) {
       // Their copies did not fit: each case alone, with none.
-      for (size_t j = 0; j < waiting_.size(); ++j) run_alone(waiting_index_[j], waiting_[j]);
+      for (size_t j = 0; j < waiting_.size() && !stop_; ++j) {
+        case_started_ = elapsed();
+        run_alone(waiting_index_[j], waiting_[j]);
+      }
+    } catch (const CasesStopped& e) {
+      outcomes = e.finished, stopped = e.finished.size(), why = e.what();  // the finished ones are not lost
     }
     for (size_t j = 0; j < outcomes.size(); ++j) record(waiting_index_[j], waiting_[j], outcomes[j]);
+    if (stopped) stopped_at_budget(waiting_index_[*stopped], waiting_[*stopped], why);
     waiting_index_.clear(), waiting_.clear();
   }
   void record(int64_t i, const Case& c, const CaseOutcome& outcome) {
@@ -293,8 +347,10 @@ class KernelGate {
       const int attempts = shrink_attempts_for(outcome.verdict, isolate_, opt_.shrink_attempts);
       if (report_.failures.size() == 1 && attempts > 0) {
         CaseProbe probe = [&](const Case& x) { return attempt(x, batch_ > 0); };
-        // Huge cases cost seconds each: at most half the kernel's budget.
-        shrink_first_failure(spec_, probe, attempts, std::max(10.0, opt_.budget_seconds / 2), case_dir_, i,
+        // Huge cases cost seconds each: at most half the kernel's budget, and
+        // never past its end (an attempt running then is stopped).
+        shrink_first_failure(spec_, probe, attempts,
+                             std::min(std::max(10.0, opt_.budget_seconds / 2), deadline_.left()), case_dir_, i,
                              report_.failures.front());
       }
       if (!isolate_ && outcome.verdict == Verdict::cuda_error) stop_ = true;
@@ -313,6 +369,9 @@ class KernelGate {
   const std::string spec_key_;  // the journal's name for the kernel
   size_t batch_ = 0;
   ExecOptions exec_;
+  Deadline deadline_;        // start + --budget
+  HostMemoryCap host_;       // --host-memory-limit, less what set-up took
+  double case_started_ = 0;  // when the case (or exchange) now running began
   LoadedKernel kernel_;
   std::unique_ptr<Runner> runner_;
   MemoryWaits waits_;                     // for device memory other processes held

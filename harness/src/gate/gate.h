@@ -8,7 +8,6 @@
 
 #include "backend/backend.h"
 #include "exec/loader.h"
-#include "exec/oom_retry.h"
 #include "exec/runner.h"
 #include "report/reporter.h"
 #include "spec/spec.h"
@@ -43,10 +42,7 @@ struct GateOptions {
   std::string sanitize;                         // compute-sanitizer tool for replays; empty: none
   int sanitize_samples = 2;                     // small passing cases replayed besides the failures
   std::optional<size_t> batch;                  // planned small cases per exchange (above); 0: call by call
-  // Out of device memory, a case (or the worker's set-up) waits and tries
-  // again until the kernel's budget is spent, but at least this long
-  // (exec/oom_retry.h); then it is an infrastructure error.
-  double min_oom_wait_s = kMinOomWaitSeconds;
+  double host_memory_limit = 0;                 // bytes the harness's process may hold; 0: default_host_memory_limit()
 };
 
 inline constexpr int64_t kDefaultRandomCases = 200;
@@ -78,5 +74,9 @@ std::filesystem::path save_case(const std::filesystem::path& dir, const Spec& sp
 // The same under a name of the caller's choosing.
 std::filesystem::path save_case_as(const std::filesystem::path& file, const Spec& spec, const Case& c,
                                    const CaseOutcome& o, const std::vector<std::string>& notes = {});
+// A case its run's deadline stopped (no verdict), saved as
+// case-NNNN-unfinished<suffix>.yaml with `note` as its first comment.
+std::filesystem::path save_unfinished_case(const std::filesystem::path& dir, const Spec& spec, const Case& c,
+                                           int64_t index, const std::string& suffix, const std::string& note);
 
 }  // namespace assay

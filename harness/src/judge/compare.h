@@ -57,11 +57,14 @@ double ulp_of(DType t, double x);
 // `out` points at the output's data start (its geometry g); ref, bound and
 // terms (the size of the epilogue's terms, may be null when u_epilogue is 0)
 // are g.rows * g.cols doubles, row-major. class_refs: more references (each
-// as many doubles), on the inputs converted into the compute type, whose
+// at as many doubles), on the inputs converted into the compute type, whose
 // NaN/Inf class an element may also have (docs/tolerance.md, "Narrow compute").
 CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
                      const double* bound, const double* terms = nullptr,
-                     std::span<const std::vector<double>> class_refs = {});
+                     std::span<const double* const> class_refs = {});
+// Adds `block`, the stats of rows row0.. compared on their own, to `total`;
+// blocks come in row order, so first_bad stays the first few in index order.
+void accumulate(CompareStats& total, const CompareStats& block, int64_t row0);
 // pass, unwritten_output, nan_mismatch or mismatch.
 Verdict verdict_of(const CompareStats& s);
 

@@ -51,6 +51,10 @@ class ConsoleReporter final : public Reporter {
       else if (!f.shrunk.explanation.empty())  // already as small as it gets; the notes still tell
         fmt::print("     shrunk: {}", f.shrunk.explanation);
     }
+    if (k.unfinished)
+      fmt::print("     unfinished at the budget's end: {} ({}, after {:.1f} s)\n       __REPRO: assay repro {}\n",
+                 describe(k.unfinished->c), k.unfinished->why, k.unfinished->seconds,
+                 k.unfinished->case_file.string());
     if (!k.sanitizer_note.empty()) fmt::print("     sanitize: {}\n", k.sanitizer_note);
     for (auto& s : k.sanitizer)
       fmt::print("     {} on {}: {}, report {}\n", k.sanitizer_tool, s.case_file.filename().string(),

@@ -6,6 +6,7 @@
 
 #include "core/build_info.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "report/reporter.h"
 
 namespace assay {
@@ -24,6 +25,13 @@ json failure_json(const CaseFailure& f) {
           {"bad_elements", s.bad}, {"max_ulps", s.max_ulps}, {"max_bound_ratio", s.max_ratio},
           {"first_bad", bad}, {"shrunk_case_file", f.shrunk.case_file.string()},
           {"shrunk_explanation", f.shrunk.explanation}};
+}
+
+json unfinished_json(const KernelReport& k) {
+  if (!k.unfinished) return nullptr;
+  const UnfinishedCase& u = *k.unfinished;
+  return {{"case", describe(u.c)}, {"dims", {{"m", u.c.m}, {"n", u.c.n}, {"k", u.c.k}}},
+          {"case_file", u.case_file.string()}, {"seconds", u.seconds}, {"why", u.why}};
 }
 
 class JsonReporter final : public Reporter {
@@ -48,10 +56,13 @@ class JsonReporter final : public Reporter {
                          {"worst_pass_bound_ratio", k.worst_pass_ratio}, {"failures", failures},
                          {"infrastructure_errors", infrastructure}, {"memory_waits", k.memory_waits},
                          {"memory_wait_seconds", k.memory_wait_seconds},
-                         {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note}});
+                         {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note},
+                         {"unfinished_case", unfinished_json(k)},
+                         {"host_memory", {{"limit_bytes", k.host_memory_limit}, {"baseline_bytes", k.host_memory_baseline}}},
+                         {"memory_per_case_bytes", k.memory_per_case}});
     }
     std::ofstream out(file_);
-    out << json{{"tool", "assay"}, {"build", build_json()}, {"kernels", kernels}}.dump(2) << "\n";
+    out << json{{"tool", "assay"}, {"build", build_json()}, {"kernels", kernels}, {"peak_rss_bytes", peak_resident_bytes()}}.dump(2) << "\n";
     if (!out) throw InfraError("cannot write " + file_.string());
   }
 

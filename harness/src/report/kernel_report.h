@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,14 @@ struct CaseInfraError {
   std::string message;
 };
 
+// A case still running when the kernel's budget ran out: stopped, not judged.
+struct UnfinishedCase {
+  Case c;
+  std::filesystem::path case_file;
+  double seconds = 0;  // how long it had run
+  std::string why;
+};
+
 struct KernelReport {
   std::string name;
   std::filesystem::path spec_file;
@@ -48,7 +57,11 @@ struct KernelReport {
   // and the seconds they waited (exec/oom_retry.h).
   int64_t memory_waits = 0;
   double memory_wait_seconds = 0;
+  std::optional<UnfinishedCase> unfinished;  // stopped at the budget's end
   double seconds = 0;
+  // The caps its cases were drawn within (bytes): the harness's host memory
+  // (--host-memory-limit) less what set-up took, and the backend's per case.
+  double host_memory_limit = 0, host_memory_baseline = 0, memory_per_case = 0;
   // Largest |error| / allowed error over the passing cases: how close correct
   // results come to the tolerance (calibration of T, docs/tolerance.md).
   double worst_pass_ratio = 0;

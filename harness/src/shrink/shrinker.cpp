@@ -91,13 +91,21 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
   // When the steps ran out of time (a huge case takes seconds), once.
   shrink_detail::RunClock& clock = s.clock();
   const bool late = s.out_of_time();
-  for (r.reruns = 0; r.reruns < (late ? 1 : 3); ++r.reruns)
-    r.reproduced += clock.run(probe, best).verdict == original.verdict;
-  r.flaky = r.reproduced < r.reruns;
-  // Which properties matter, within what is left of the time limit. A flaky
-  // failure's passing probes would prove nothing.
-  if (!r.flaky) r.notes = shrink_detail::property_notes(spec, best, original.verdict, probe, clock, r.attempts);
+  r.stopped = s.stopped();
+  try {  // a probe stopped at the run's deadline ends the re-runs and notes, keeping the shrunk case
+    for (r.reruns = 0; !r.stopped && r.reruns < (late ? 1 : 3); ++r.reruns)
+      r.reproduced += clock.run(probe, best).verdict == original.verdict;
+    r.flaky = r.reproduced < r.reruns;
+    // Which properties matter, within what is left of the time limit. A flaky
+    // failure's passing probes would prove nothing.
+    if (!r.flaky && !r.stopped)
+      r.notes = shrink_detail::property_notes(spec, best, original.verdict, probe, clock, r.attempts);
+  } catch (const DeadlineReached&) {
+    r.stopped = true;
+    r.flaky = r.reproduced < r.reruns;
+  }
   if (!nonzeros.empty()) r.notes.push_back(nonzeros);
+  if (r.stopped) r.notes.push_back("shrinking stopped at the run's deadline: the smallest failing case found by then");
   return r;
 }
 

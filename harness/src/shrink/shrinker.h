@@ -20,6 +20,7 @@ struct ShrinkResult {
   int reruns = 0;                  // final re-runs of the shrunk case: 3, or 1 past the time limit
   int reproduced = 0;              // of those re-runs
   bool flaky = false;              // the shrunk case failed in only some re-runs
+  bool stopped = false;            // the run's deadline cut it short: the smallest failing case found so far
   std::vector<std::string> notes;  // which properties matter, e.g. "fails at n = 1 (n % 4 != 0); passes for n = 4"
 };
 
@@ -30,7 +31,8 @@ using CaseProbe = std::function<CaseOutcome(const Case&)>;
 // `max_seconds` bound the work (each attempt is one case run; a huge case
 // may take seconds). The final re-runs and the property probes behind the
 // notes (shrink/properties.h, at most two dozen cases) come on top of the
-// attempts; the steps leave them the last quarter of `max_seconds`.
+// attempts; the steps leave them the last quarter of `max_seconds`. A probe
+// that throws DeadlineReached ends the shrink with what it has.
 ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
                     int max_attempts = 400, double max_seconds = 1e9);
 

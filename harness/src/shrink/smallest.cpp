@@ -27,7 +27,14 @@ SmallestFailing smallest_failing(const Spec& spec, const Case& shrunk, Verdict v
         break;
       }
       ++r.probes;
-      if (clock.run(probe, x).verdict == verdict) {
+      Verdict got;
+      try {
+        got = clock.run(probe, x).verdict;
+      } catch (const DeadlineReached&) {
+        for (int e = d; e < 3; ++e) r.dims[e] = dims[e], r.exact[e] = false;  // upper bounds
+        return r;
+      }
+      if (got == verdict) {
         r.dims[d] = v;
         break;
       }

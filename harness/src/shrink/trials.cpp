@@ -24,7 +24,13 @@ bool Trials::still_fails(const Case& c) {
   if (!tried_.insert(key(c)).second) return false;
   if (!inside_spec(spec_, c)) return false;
   ++attempts_;
-  CaseOutcome o = clock_.run(probe_, c);
+  CaseOutcome o;
+  try {
+    o = clock_.run(probe_, c);
+  } catch (const DeadlineReached&) {
+    stopped_ = true;  // the shrink ends with its best case so far
+    return false;
+  }
   if (o.verdict != target_) return false;
   last_ = o;
   return true;

@@ -54,7 +54,9 @@ class Trials {
   bool still_fails(const Case& c);
   int attempts() const { return attempts_; }
   bool out_of_time() const { return clock_.out_of_time(reserve_); }
-  bool exhausted() const { return attempts_ >= max_attempts_ || out_of_time(); }
+  // The run's deadline stopped an attempt (DeadlineReached): no more are made.
+  bool stopped() const { return stopped_; }
+  bool exhausted() const { return attempts_ >= max_attempts_ || out_of_time() || stopped_; }
   const CaseOutcome& last() const { return last_; }
   RunClock& clock() { return clock_; }  // the same limit, for the runs after the trials
 
@@ -63,6 +65,7 @@ class Trials {
   const CaseProbe& probe_;
   Verdict target_;
   int max_attempts_, attempts_ = 0;
+  bool stopped_ = false;
   RunClock clock_;
   double reserve_;
   std::set<std::string> tried_;

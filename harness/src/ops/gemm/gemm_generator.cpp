@@ -7,6 +7,7 @@
 
 #include "case/rng.h"
 #include "ops/gemm/gemm_problem.h"
+#include "reference/gemm_operands.h"
 
 namespace assay::gemm {
 namespace {
@@ -74,12 +75,45 @@ Layout make_layout(int64_t rows, int64_t cols, bool col_major, int64_t pad, int6
   return Layout{std::max<int64_t>(cols, 1) + pad, 1, offset};
 }
 
+namespace {
+// Bytes of one tensor's guarded buffer, as GuardedTensor allocates it.
+double buffer_bytes(const TensorGeom& g) { return double(g.span()) * dtype_bytes(g.dtype) + 2.0 * 1024 + 8; }
+// Elements of C in one block of the reference (reference_block_rows).
+double block_elements(const Case& c, int64_t extra_cols) {
+  return double(reference::reference_block_rows(c.m, c.n, extra_cols)) * double(c.n);
+}
+}  // namespace
+
 double case_bytes(const Case& c) {
   auto t = tensors(c);
   double bytes = 0;
-  for (auto& g : t) bytes += double(g.span()) * dtype_bytes(g.dtype) + 4096;
-  bytes += double(t[C].span()) * dtype_bytes(c.c_type);                  // C0 scratch
-  bytes += 16.0 * double(c.m * c.k + c.k * c.n) + 32.0 * double(c.m * c.n);  // FP64 reference
+  for (auto& g : t) bytes += 2 * buffer_bytes(g) + 4096;  // live and as handed (the snapshots)
+  bytes += buffer_bytes(t[C]);                              // C0 scratch
+  // FP64 reference: A, |A|, B, |B| widened, A*B and |A|*|B|, one block of the result.
+  const double mn = double(c.m) * double(c.n);
+  bytes += 16.0 * (double(c.m) * double(c.k) + double(c.k) * double(c.n)) + 16.0 * mn;
+  bytes += 24.0 * std::min(mn, block_elements(c, 0));
+  return bytes;
+}
+
+double host_bytes(const Case& c, BackendKind backend) {
+  auto t = tensors(c);
+  const double a = buffer_bytes(t[A]), b = buffer_bytes(t[B]), cc = buffer_bytes(t[C]);
+  const bool host = backend == BackendKind::host;
+  const double mn = double(c.m) * double(c.n);
+  const double block = std::min(mn, block_elements(c, host ? c.k : 0));
+  // The executor's host copies (exec/executor.cpp, check_call): two images of
+  // C, then a third, or one input's, or the reference's block (24 bytes an element).
+  double bytes = 2 * cc + std::max({cc, a, b, 24.0 * block});
+  bytes += double(16 << 20);  // the rest: allocator slack, Eigen's packing buffers, code run the first time
+  if (host) {
+    bytes += 2 * (a + b + cc) + (reads_c0(c) ? cc : 0);  // buffers: live, as handed, C0's scratch
+    // Planned cases (with --batch; at most 1 MiB: exec/executor.h, plannable)
+    // also hold staged inputs, their copies as handed and three captures.
+    if (case_bytes(c) <= double(1 << 20)) bytes += 15 * (a + b + cc);
+    // Eigen: B and |B| whole, A's rows of a block and their products.
+    bytes += 16.0 * double(c.k) * double(c.n) + 16.0 * block / std::max<double>(1, double(c.n)) * double(c.k + c.n);
+  }
   return bytes;
 }
 
@@ -116,7 +150,8 @@ std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
 }
 
 bool huge_case_fits(const Case& c, const SweepTarget& target) {
-  return target.backend == BackendKind::cuda && case_bytes(c) <= target.max_bytes;
+  return target.backend == BackendKind::cuda && case_bytes(c) <= target.max_bytes &&
+         host_bytes(c, target.backend) <= target.max_host_bytes;
 }
 
 std::vector<Case> sweep(const Spec& spec, uint64_t seed) {

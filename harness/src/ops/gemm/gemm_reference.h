@@ -6,6 +6,9 @@
 
 #include "backend/backend.h"
 #include "case/case.h"
+#include "core/deadline.h"
+#include "judge/compare.h"
+#include "reference/gemm_operands.h"
 
 namespace assay::gemm {
 
@@ -14,7 +17,11 @@ struct ReferenceResult {
 };
 
 // a, b, c0 point at the operands' data starts in the backend's memory; c0 is
-// ignored when beta == 0.
+// ignored when beta == 0. The result in blocks of rows, in order
+// (reference::reference_block_rows): the host holds one block at a time.
+void reference_rows(Backend& backend, const Case& c, const std::byte* a, const std::byte* b, const std::byte* c0,
+                    const reference::RowBlockVisitor& visit);
+// The whole result at once (24 bytes per element of C: for small cases, dumps, baselines).
 ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, const std::byte* b,
                           const std::byte* c0);
 
@@ -26,5 +33,16 @@ ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, c
 // (gemm::needs_class_reference).
 std::vector<std::vector<double>> class_references(Backend& backend, const Case& c, Compute compute,
                                                   const std::array<RecipeParams, 3>& drawn, uint64_t seed);
+
+// Compares the output `out` (host memory, at C's data start) with the
+// reference block by block, so no m x n array of doubles is ever held.
+// Between blocks (never before the first), throws DeadlineReached once
+// `deadline` has passed (a huge C takes seconds). `keep`, if given, receives the whole reference and bound
+// (for dumps; 16 bytes per element). class_refs: class_references' results,
+// whose NaN/Inf classes an element may also have.
+CompareStats compare_to_reference(Backend& backend, const Case& c, const Tolerance& tol, const std::byte* out,
+                                  const std::byte* a, const std::byte* b, const std::byte* c0,
+                                  const Deadline& deadline, ReferenceResult* keep = nullptr,
+                                  std::span<const std::vector<double>> class_refs = {});
 
 }  // namespace assay::gemm

@@ -123,17 +123,17 @@ Tolerance tolerance(const Case& c, Compute compute, double scale, uint64_t poiso
   // 2^-24 against f32's 2^-149) moves it by up to half their spacing, eta:
   // a product a*b then errs by up to eta_A |b| + eta_B |a| + eta_A eta_B on top
   // of the relative terms (with M_A, M_B bounding |a|, |b|; doubled for the
-  // relative rounding of these terms and of their sum). Where the
-  // accumulator's subnormals are coarser than the output's (an f16
-  // accumulator), each product and the four epilogue steps may also lose up
-  // to half their spacing; otherwise the output's own ulp term covers that
-  // (kept tight so that `subnormals: ieee` still means what it says).
+  // relative rounding of these terms and of their sum). And in IEEE
+  // arithmetic each product that lands below the accumulator's normal range
+  // loses up to half its subnormal spacing (scaled by alpha, applied after
+  // the sum), as do alpha*acc and beta*C0; sums of subnormals are exact.
+  // compare() caps the floor at 3 * bound per element, so an element whose
+  // products are far from underflow gets nothing from it.
   const double scale_ab = c.alpha == 0.0 ? 0.0 : std::max(1.0, std::fabs(c.alpha));
   const double k = double(std::max<int64_t>(c.k, 0));
   const double eta_a = conversion_floor(c.a_type, compute), eta_b = conversion_floor(c.b_type, compute);
-  t.abs_floor = scale_ab * k * 2.0 * (eta_a * max_abs(c, B) + eta_b * max_abs(c, A) + eta_a * eta_b);
-  const double acc_spacing = min_subnormal(format_of(accumulator(compute)));
-  if (acc_spacing > min_subnormal(c.c_type)) t.abs_floor += (scale_ab * k + 4.0) * 0.5 * acc_spacing;
+  t.abs_floor = scale_ab * k * 2.0 * (eta_a * max_abs(c, B) + eta_b * max_abs(c, A) + eta_a * eta_b) +
+                (scale_ab * k + 2.0) * 0.5 * min_subnormal(format_of(accumulator(compute)));
   if (reads_c0(c)) t.abs_floor += std::fabs(c.beta) * 2.0 * conversion_floor(c.c_type, accumulator(compute));
   // The accumulator overflows only where a partial sum can pass its largest
   // value; the bound (|alpha| sum|a||b| + |beta||C0|) caps every exact
