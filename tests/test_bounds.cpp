@@ -25,7 +25,7 @@
 #include "fuzz/case_codec.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
-#include "reference/gemm_operands.h"
+#include "ops/gemm/gemm_operands.h"
 
 using namespace assay;
 namespace fs = std::filesystem;

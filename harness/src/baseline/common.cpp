@@ -7,9 +7,7 @@
 
 #include "case/rng.h"
 #include "gate/gate.h"
-#include "ops/gemm/gemm_generator.h"
-#include "ops/gemm/gemm_problem.h"
-#include "ops/gemm/gemm_reference.h"
+#include "exec/call_frame.h"
 
 namespace assay::baseline {
 
@@ -50,9 +48,9 @@ void store(Backend& backend, const Tensor& t, const std::vector<double>& values)
   backend.download(t.buf, image.data());
   const TensorGeom& g = t.geom;
   const int size = dtype_bytes(g.dtype);
-  for (int64_t r = 0; r < g.rows; ++r)
-    for (int64_t c = 0; c < g.cols; ++c)
-      store_bits(g.dtype, image.data() + g.index(r, c) * size, encode(g.dtype, values[size_t(r * g.cols + c)]));
+  for (int64_t r = 0; r < g.rows(); ++r)
+    for (int64_t c = 0; c < g.cols(); ++c)
+      store_bits(g.dtype, image.data() + g.index(r, c) * size, encode(g.dtype, values[size_t(r * g.cols() + c)]));
   upload(backend, t.buf, image.data());
 }
 
@@ -61,10 +59,10 @@ std::vector<double> load(Backend& backend, const Tensor& t) {
   backend.download(t.buf, image.data());
   const TensorGeom& g = t.geom;
   const int size = dtype_bytes(g.dtype);
-  std::vector<double> out(size_t(g.rows * g.cols));
-  for (int64_t r = 0; r < g.rows; ++r)
-    for (int64_t c = 0; c < g.cols; ++c)
-      out[size_t(r * g.cols + c)] = decode(g.dtype, load_bits(g.dtype, image.data() + g.index(r, c) * size));
+  std::vector<double> out(size_t(g.rows() * g.cols()));
+  for (int64_t r = 0; r < g.rows(); ++r)
+    for (int64_t c = 0; c < g.cols(); ++c)
+      out[size_t(r * g.cols() + c)] = decode(g.dtype, load_bits(g.dtype, image.data() + g.index(r, c) * size));
   return out;
 }
 
@@ -86,29 +84,16 @@ std::vector<double> draw_normal(uint64_t seed, uint32_t stream, int64_t count) {
   return v;
 }
 
-std::vector<double> reference(Backend& backend, const Case& c, const Tensor& a, const Tensor& b, const Tensor* c0) {
-  auto r = gemm::reference(backend, c, a.buf.data, b.buf.data, c0 ? c0->buf.data : nullptr);
-  for (double& x : r.ref) x = round_to(c.c_type, x);
-  return std::move(r.ref);
-}
-
-std::string call_candidate(Backend& backend, Runner& runner, const Case& c, const Tensor& a, const Tensor& b,
-                           const Tensor& out, double timeout_s) {
-  int64_t shapes[3][2], strides[3][2];
-  DLTensor views[3];
-  const Tensor* t[3] = {&a, &b, &out};
-  for (int i = 0; i < 3; ++i) {
-    const TensorGeom& g = t[i]->geom;
-    shapes[i][0] = g.rows, shapes[i][1] = g.cols;
-    strides[i][0] = g.row_stride, strides[i][1] = g.col_stride;
-    const uint8_t code = g.dtype == DType::bf16 ? kDLBfloat : kDLFloat;
-    views[i] = DLTensor{t[i]->buf.data, backend.device(), 2, DLDataType{code, uint8_t(dtype_bytes(g.dtype) * 8), 1},
-                        shapes[i], strides[i], uint64_t(g.offset) * dtype_bytes(g.dtype)};
-  }
-  double scalars[2] = {c.alpha, c.beta};
-  assay_call call{ASSAY_ABI_VERSION, "gemm", 2, views, 1, &views[2], 2, scalars, backend.stream(), nullptr, 0};
-  const double timeout = timeout_s > 0 ? timeout_s : gemm::default_timeout(c, backend.kind());
-  RunStatus s = runner.run(call, timeout);
+std::string call_candidate(Backend& backend, Runner& runner, const Op& op, const Case& c,
+                           std::span<const Tensor> tensors, double timeout_s) {
+  std::vector<TensorGeom> geoms;
+  std::vector<std::byte*> data;
+  for (const Tensor& t : tensors) geoms.push_back(t.geom), data.push_back(t.buf.data);
+  std::vector<double> scalars;
+  for (auto& s : c.scalars) scalars.push_back(s.value);
+  CallFrame frame(backend, c.op, geoms, data, c.num_inputs(), scalars);
+  const double timeout = timeout_s > 0 ? timeout_s : op.default_timeout(c, backend.kind());
+  RunStatus s = runner.run(frame.call, timeout);
   if (s.end == RunEnd::crashed) return "crash: " + s.failure;
   if (s.end == RunEnd::timed_out) return "hang: " + s.failure;
   if (std::string e = backend.synchronize(); !e.empty()) return "device error: " + e;
@@ -118,32 +103,17 @@ std::string call_candidate(Backend& backend, Runner& runner, const Case& c, cons
   return {};
 }
 
-Case plain_case(const Spec& spec, int64_t m, int64_t n, int64_t k, double alpha, double beta) {
-  Case c;
-  c.m = m, c.n = n, c.k = k;
-  c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
-  c.a = gemm::make_layout(m, k, false), c.b = gemm::make_layout(k, n, false), c.c = gemm::make_layout(m, n, false);
-  c.alpha = alpha, c.beta = beta;
-  c.origin = "baseline";
-  return c;
-}
-
-std::optional<Case> fit(const Case& c, const Spec& spec) {
+std::optional<Case> fit_shapes(const Op& op, const Case& c, const Spec& spec, std::initializer_list<std::string_view> fixed) {
   Spec shapes_only = spec;
-  std::erase_if(shapes_only.requires_, [](const Requirement& r) {
-    return r.text().find("alpha") != std::string::npos || r.text().find("beta") != std::string::npos;
+  std::erase_if(shapes_only.requires_, [&](const Requirement& r) {
+    return std::any_of(fixed.begin(), fixed.end(), [&](std::string_view n) { return r.text().find(n) != std::string::npos; });
   });
-  return gemm::fit_requires(c, shapes_only);
+  return op.fit_requires(c, shapes_only);
 }
 
-bool within_limits(const Backend& backend, const Case& c) {
+bool within_limits(const Backend& backend, const Op& op, const Case& c) {
   const CaseLimits lim = limits_for(backend);
-  return double(c.m) * double(c.n) * double(c.k) <= lim.max_work && gemm::case_bytes(c) <= lim.max_bytes;
-}
-
-std::string element_detail(const Case& c, int64_t i, double got, double want, const std::string& rule) {
-  return fmt::format("m={} n={} k={}: C[{},{}] = {:.9g}, expected {:.9g} ({})", c.m, c.n, c.k, i / c.n, i % c.n, got,
-                     want, rule);
+  return op.work(c) <= lim.max_work && op.case_bytes(c) <= lim.max_bytes;
 }
 
 }  // namespace assay::baseline

@@ -5,7 +5,9 @@
 #pragma once
 #include <chrono>
 #include <map>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "baseline/baseline.h"
 #include "case/case.h"
 #include "exec/runner.h"
+#include "ops/op.h"
 #include "spec/spec.h"
 
 namespace assay::baseline {
@@ -57,27 +60,18 @@ void upload(Backend& backend, Buffer b, const std::byte* host);
 std::vector<double> draw_uniform(uint64_t seed, uint32_t stream, int64_t count);
 std::vector<double> draw_normal(uint64_t seed, uint32_t stream, int64_t count);
 
-// FP64 reference (Eigen or cuBLAS) rounded to C's dtype, standing in for the
-// framework's same-dtype result. c0 only when beta != 0.
-std::vector<double> reference(Backend& backend, const Case& c, const Tensor& a, const Tensor& b,
-                              const Tensor* c0);
-
-// Calls the candidate once; "" when it returned ASSAY_OK, else what happened
-// (crash, hang, device error, exception, refusal, error code): under every
-// published rule an exception or a dead process fails the check.
-std::string call_candidate(Backend& backend, Runner& runner, const Case& c, const Tensor& a, const Tensor& b,
-                           const Tensor& out, double timeout_s);
-
-// A compact row-major case with the spec's dtypes.
-Case plain_case(const Spec& spec, int64_t m, int64_t n, int64_t k, double alpha, double beta);
-// The case moved inside the spec's requires (the gate's fit_requires), with
-// requirements on alpha or beta left out: each rule fixes its own scalars.
-std::optional<Case> fit(const Case& c, const Spec& spec);
+// Calls the candidate once on `tensors` (the case's, in order); "" when it
+// returned ASSAY_OK, else what happened (crash, hang, device error,
+// exception, refusal, error code): under every published rule an exception
+// or a dead process fails the check.
+std::string call_candidate(Backend& backend, Runner& runner, const Op& op, const Case& c,
+                           std::span<const Tensor> tensors, double timeout_s);
+// The case moved inside the spec's requires (the op's fit_requires), with
+// requirements naming any of `fixed` (scalars each rule fixes) left out.
+std::optional<Case> fit_shapes(const Op& op, const Case& c, const Spec& spec,
+                               std::initializer_list<std::string_view> fixed);
 // Whether the backend takes a case this size (gate's limits_for).
-bool within_limits(const Backend& backend, const Case& c);
-
-// Formats a failing element for BaselineResult::detail.
-std::string element_detail(const Case& c, int64_t i, double got, double want, const std::string& rule);
+bool within_limits(const Backend& backend, const Op& op, const Case& c);
 
 class Stopwatch {
  public:

@@ -1,5 +1,10 @@
-// Where the elements of one 2-D tensor live inside its buffer: strides and
-// base offset in elements, as in DLPack.
+// Where the elements of one N-D tensor (up to 6 dimensions) live inside its
+// buffer: shape, strides and base offset in elements, as in DLPack.
+//
+// Value draws, keep lists, comparisons and dumps see every tensor as a
+// matrix: its rows are all index combinations of the leading dimensions
+// (row-major order), its columns the last dimension. A 2-D tensor's rows and
+// columns are its own; a 1-D tensor is one row; a 0-D one is 1 x 1.
 #pragma once
 #include <cstdint>
 
@@ -9,23 +14,90 @@
 namespace assay {
 
 struct TensorGeom {
+  static constexpr int kMaxDims = 6;
   DType dtype = DType::f32;
-  int64_t rows = 0, cols = 0;
-  int64_t row_stride = 0, col_stride = 1;  // elements
-  int64_t offset = 0;                      // elements from the buffer's data start
+  int32_t ndim = 2;
+  int64_t shape[kMaxDims] = {};
+  int64_t strides[kMaxDims] = {};  // elements
+  int64_t offset = 0;              // elements from the buffer's data start
 
-  ASSAY_HD int64_t index(int64_t r, int64_t c) const { return offset + r * row_stride + c * col_stride; }
-  ASSAY_HD int64_t count() const { return rows * cols; }
+  // A 2-D tensor (GEMM's operands).
+  static TensorGeom matrix(DType t, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride,
+                           int64_t offset) {
+    TensorGeom g;
+    g.dtype = t, g.ndim = 2, g.offset = offset;
+    g.shape[0] = rows, g.shape[1] = cols, g.strides[0] = row_stride, g.strides[1] = col_stride;
+    return g;
+  }
+
+  ASSAY_HD int64_t cols() const { return ndim == 0 ? 1 : shape[ndim - 1]; }
+  ASSAY_HD int64_t rows() const {
+    int64_t r = 1;
+    for (int d = 0; d + 1 < ndim; ++d) r *= shape[d];
+    return r;
+  }
+  ASSAY_HD int64_t count() const { return rows() * cols(); }
+  // The element at (row, col) of the matrix view, in elements from the data start.
+  ASSAY_HD int64_t index(int64_t row, int64_t col) const {
+    if (ndim == 0) return offset;
+    int64_t at = offset + col * strides[ndim - 1];
+    for (int d = ndim - 2; d >= 0; --d) {
+      const int64_t extent = shape[d] > 0 ? shape[d] : 1;
+      at += (row % extent) * strides[d];
+      row /= extent;
+    }
+    return at;
+  }
   // Elements from the data start to one past the last element reachable.
   ASSAY_HD int64_t span() const {
-    if (rows == 0 || cols == 0) return offset;
-    return index(rows - 1, cols - 1) + 1;
+    if (count() == 0) return offset;
+    int64_t last = offset;
+    for (int d = 0; d < ndim; ++d) last += (shape[d] - 1) * strides[d];
+    return last + 1;
   }
-  bool row_major() const { return col_stride == 1 && row_stride >= cols; }
-  bool col_major() const { return row_stride == 1 && col_stride >= rows; }
-  bool contiguous() const { return col_stride == 1 && (row_stride == cols || rows <= 1); }
-  // The larger stride: the BLAS leading dimension for row- or column-major.
-  int64_t leading() const { return row_stride > col_stride ? row_stride : col_stride; }
+  // The innermost two dimensions' strides (a 1-D tensor's rows are 1 apart
+  // in the matrix view only when it has one row: row_stride is then its size).
+  ASSAY_HD int64_t col_stride() const { return ndim == 0 ? 1 : strides[ndim - 1]; }
+  ASSAY_HD int64_t row_stride() const { return ndim >= 2 ? strides[ndim - 2] : cols() * col_stride(); }
+  ASSAY_HD int64_t dim_rows() const { return ndim >= 2 ? shape[ndim - 2] : 1; }  // the second-to-last dimension
+  // Row-major: the last dimension unit-stride, each other dimension at least
+  // as far apart as the one inside it spans. Column-major: the transpose of
+  // the innermost two (2-D notions; higher dimensions as for row-major).
+  bool row_major() const {
+    if (ndim == 0) return true;
+    if (col_stride() != 1) return false;
+    int64_t inner = cols();
+    for (int d = ndim - 2; d >= 0; --d) {
+      if (strides[d] < inner) return false;
+      inner = strides[d] * shape[d];
+    }
+    return true;
+  }
+  bool col_major() const {
+    if (ndim < 2) return ndim == 0 || cols() <= 1 || col_stride() == 1;
+    if (strides[ndim - 2] != 1 || strides[ndim - 1] < shape[ndim - 2]) return false;
+    int64_t inner = strides[ndim - 1] * shape[ndim - 1];
+    for (int d = ndim - 3; d >= 0; --d) {
+      if (strides[d] < inner) return false;
+      inner = strides[d] * shape[d];
+    }
+    return true;
+  }
+  // Compact row-major: the last dimension unit-stride, no gaps between the
+  // others (an outer dimension of at most one element may have any stride).
+  bool contiguous() const {
+    if (ndim == 0) return true;
+    if (col_stride() != 1) return false;
+    int64_t expect = cols();
+    for (int d = ndim - 2; d >= 0; --d) {
+      if (shape[d] > 1 && strides[d] != expect) return false;
+      expect *= shape[d];
+    }
+    return true;
+  }
+  // The larger of the innermost two strides: the BLAS leading dimension for
+  // row- or column-major matrices.
+  int64_t leading() const { return row_stride() > col_stride() ? row_stride() : col_stride(); }
 };
 
 }  // namespace assay

@@ -36,7 +36,8 @@ std::string kind_name(const YAML::Node& n) {
   }
 }
 
-std::string join(std::initializer_list<std::string_view> names) {
+template <class Names>
+std::string join(const Names& names) {
   std::string out;
   for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
   return out;
@@ -172,6 +173,10 @@ Fields::Fields(std::string file, const YAML::Node& map, std::string prefix)
 }
 
 void Fields::only(std::initializer_list<std::string_view> allowed) const {
+  only(std::vector<std::string_view>(allowed));
+}
+
+void Fields::only(const std::vector<std::string_view>& allowed) const {
   for (const Field& f : fields_) {
     std::string_view bare = std::string_view(f.key).substr(prefix_.size());
     if (std::find(allowed.begin(), allowed.end(), bare) == allowed.end())

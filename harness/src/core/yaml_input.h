@@ -40,6 +40,8 @@ class Fields {
 
   // InputError for the first key not in `allowed`.
   void only(std::initializer_list<std::string_view> allowed) const;
+  void only(const std::vector<std::string_view>& allowed) const;
+  const std::vector<Field>& all() const { return fields_; }
   const Field* optional(std::string_view key) const;
   const Field& required(std::string_view key) const;  // InputError if absent
 

@@ -1,41 +1,68 @@
-// The assay_call of one GEMM case: DLTensor views of A, B and C over the
-// buffers that hold them, the scalars, the backend's stream. It owns the
-// shape and stride arrays the views point into, so it must outlive the call.
-// The executor and the speed benchmark build their calls here, so both hand
-// a candidate exactly the same thing.
+// The assay_call of one case: DLTensor views of its tensors over the buffers
+// that hold them (inputs first, then outputs), the scalars, the backend's
+// stream. It owns the shape and stride arrays the views point into, so it
+// must outlive the call. The executor and the speed benchmark build their
+// calls here, so both hand a candidate exactly the same thing.
 #pragma once
-#include <array>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "assay/abi.h"
 #include "backend/backend.h"
+#include "case/case.h"
 #include "core/tensor_geom.h"
 
 namespace assay {
 
-struct GemmCallFrame {
-  int64_t shapes[3][2], strides[3][2];
-  DLTensor inputs[2], outputs[1];
-  double scalars[2];
+// The DLPack dtype of t.
+inline DLDataType dl_dtype(DType t) {
+  return DLDataType{uint8_t(t == DType::bf16 ? kDLBfloat : kDLFloat), uint8_t(dtype_bytes(t) * 8), 1};
+}
+
+struct CallFrame {
+  struct Dims {
+    int64_t shape[TensorGeom::kMaxDims], strides[TensorGeom::kMaxDims];
+  };
+  std::string op;
+  std::vector<Dims> dims;
+  std::vector<DLTensor> views;  // inputs, then outputs
+  std::vector<double> scalars;
   assay_call call{};
 
   // data[i]: where tensor i's buffer data starts (its geometry's offset, in
-  // elements, becomes the DLTensor's byte_offset).
-  GemmCallFrame(Backend& be, const std::array<TensorGeom, 3>& g, std::byte* const data[3], double alpha,
-                double beta) {
-    DLTensor* views[3] = {&inputs[0], &inputs[1], &outputs[0]};
-    for (int i = 0; i < 3; ++i) {
-      shapes[i][0] = g[i].rows, shapes[i][1] = g[i].cols;
-      strides[i][0] = g[i].row_stride, strides[i][1] = g[i].col_stride;
-      const bool bf16 = g[i].dtype == DType::bf16;
-      *views[i] = DLTensor{data[i], be.device(), 2,
-                           DLDataType{uint8_t(bf16 ? kDLBfloat : kDLFloat), uint8_t(dtype_bytes(g[i].dtype) * 8), 1},
-                           shapes[i], strides[i], uint64_t(g[i].offset) * dtype_bytes(g[i].dtype)};
+  // elements, becomes the DLTensor's byte_offset). num_inputs: how many of
+  // the tensors come first as inputs.
+  CallFrame(Backend& be, std::string_view op_name, std::span<const TensorGeom> g, std::span<std::byte* const> data,
+            int num_inputs, std::span<const double> scalar_values)
+      : op(op_name), dims(g.size()), views(g.size()), scalars(scalar_values.begin(), scalar_values.end()) {
+    for (size_t i = 0; i < g.size(); ++i) {
+      for (int d = 0; d < g[i].ndim; ++d) dims[i].shape[d] = g[i].shape[d], dims[i].strides[d] = g[i].strides[d];
+      views[i] = DLTensor{data[i], be.device(), g[i].ndim, dl_dtype(g[i].dtype), dims[i].shape, dims[i].strides,
+                          uint64_t(g[i].offset) * dtype_bytes(g[i].dtype)};
     }
-    scalars[0] = alpha, scalars[1] = beta;
-    call = assay_call{ASSAY_ABI_VERSION, "gemm", 2, inputs, 1, outputs, 2, scalars, be.stream(), nullptr, 0};
+    call = assay_call{ASSAY_ABI_VERSION, op.c_str(),
+                      num_inputs, views.data(),
+                      int32_t(g.size()) - num_inputs, views.data() + num_inputs,
+                      int32_t(scalars.size()), scalars.data(),
+                      be.stream(), nullptr, 0};
   }
-  GemmCallFrame(const GemmCallFrame&) = delete;  // the views point into this object
-  GemmCallFrame& operator=(const GemmCallFrame&) = delete;
+  // The frame of case c over `data` (one pointer per tensor).
+  CallFrame(Backend& be, const Case& c, std::span<std::byte* const> data)
+      : CallFrame(be, c.op, geoms(c), data, c.num_inputs(), scalar_values(c)) {}
+  CallFrame(const CallFrame&) = delete;  // the views point into this object
+  CallFrame& operator=(const CallFrame&) = delete;
+
+  static std::vector<TensorGeom> geoms(const Case& c) {
+    std::vector<TensorGeom> g;
+    for (auto& t : c.tensors) g.push_back(t.geom());
+    return g;
+  }
+  static std::vector<double> scalar_values(const Case& c) {
+    std::vector<double> v;
+    for (auto& s : c.scalars) v.push_back(s.value);
+    return v;
+  }
 };
 
 }  // namespace assay

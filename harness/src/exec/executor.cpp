@@ -11,10 +11,6 @@
 #include "exec/call_frame.h"
 #include "exec/guarded_tensor.h"
 #include "exec/patterns.h"
-#include "ops/gemm/gemm_generator.h"
-#include "ops/gemm/gemm_problem.h"
-#include "ops/gemm/gemm_reference.h"
-#include "ops/gemm/gemm_tolerance.h"
 
 namespace assay {
 namespace {
@@ -25,20 +21,27 @@ class CaseRun {
  public:
   // planned: every call is set up front (plan()), its inputs staged where
   // the candidate's process copies them from; otherwise one call at a time.
-  CaseRun(Backend& be, const Case& c, const ExecOptions& opt, bool planned)
-      : be_(be), c_(c), opt_(opt), change_(gemm::sparse_change(c)) {
-    auto geoms = gemm::tensors(c);
+  CaseRun(const Op& op, Backend& be, const Case& c, const ExecOptions& opt, bool planned)
+      : op_(op), be_(be), c_(c), opt_(opt), n_(c.tensors.size()), change_(op.sparse_change(c)) {
     const Allocation alloc = opt.exact_alloc ? Allocation::exact : Allocation::guarded;
-    for (int i = 0; i < 3; ++i) t_[i] = std::make_unique<GuardedTensor>(be, geoms[i], alloc);
-    if (gemm::reads_c0(c)) c0_ = std::make_unique<GuardedTensor>(be, geoms[gemm::C], alloc);
+    t_.resize(n_), init_.resize(n_), snapshots_.resize(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      t_[i] = std::make_unique<GuardedTensor>(be, c.geom(int(i)), alloc);
+      if (op.reads_initial(c, int(i))) init_[i] = std::make_unique<GuardedTensor>(be, c.geom(int(i)), alloc);
+    }
+    for (auto& o : outputs_) o.resize(n_);
     if (planned) {
-      for (auto& set : staged_)
-        for (int i = 0; i < 3; ++i) {
-          set.t[i] = std::make_unique<GuardedTensor>(be, geoms[i], alloc);
+      for (auto& set : staged_) {
+        set.t.resize(n_), set.snapshot.resize(n_);
+        for (size_t i = 0; i < n_; ++i) {
+          set.t[i] = std::make_unique<GuardedTensor>(be, c.geom(int(i)), alloc);
           set.snapshot[i] = be.allocate(t_[i]->buffer().bytes);
         }
-      for (int k = 0; k < calls(); ++k)
-        for (int i = 0; i < 3; ++i) captures_[k][i] = be.allocate(t_[i]->buffer().bytes);
+      }
+      for (int k = 0; k < calls(); ++k) {
+        captures_[k].resize(n_);
+        for (size_t i = 0; i < n_; ++i) captures_[k][i] = be.allocate(t_[i]->buffer().bytes);
+      }
     }
   }
   ~CaseRun() {
@@ -53,7 +56,7 @@ class CaseRun {
   }
   // 1 fresh, 2 fresh inputs, 3 a sparse change of call 2's, 4 call 3 again.
   int calls() const { return opt_.deterministic ? 4 : 3; }
-  double timeout() const { return opt_.timeout_s > 0 ? opt_.timeout_s : gemm::default_timeout(c_, be_.kind()); }
+  double timeout() const { return opt_.timeout_s > 0 ? opt_.timeout_s : op_.default_timeout(c_, be_.kind()); }
 
   // One call at a time: sets up the next call (its inputs drawn, snapshots
   // taken); false once the case is decided. Then judge() how it ended.
@@ -61,16 +64,18 @@ class CaseRun {
     if (done_ || call_ == calls()) return false;
     ++call_;
     if (call_ <= 3) draw(t_, call_);  // 1: fresh memory; 2: fresh inputs; 3: a few of them changed
-    if (call_ == 4) paint_output(*t_[gemm::C], call_);  // call 3's inputs again: the same output bits
-    for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
+    if (call_ == 4)                   // call 3's inputs again: the same output bits
+      for (size_t i = 0; i < n_; ++i)
+        if (!is_input(i)) paint_output(*t_[i], i, call_);
+    for (size_t i = 0; i < n_; ++i) be_.copy(snapshot(i), t_[i]->buffer());
     make_frame();
     return true;
   }
   const assay_call& call() const { return frame_->call; }
   void judge(const RunStatus& status) {
     if (done_) return;
-    Buffer handed[3], left[3];
-    for (int i = 0; i < 3; ++i) handed[i] = snapshot(i), left[i] = t_[i]->buffer();
+    std::vector<Buffer> handed(n_), left(n_);
+    for (size_t i = 0; i < n_; ++i) handed[i] = snapshot(i), left[i] = t_[i]->buffer();
     judge_call(status, handed, left);
   }
 
@@ -81,20 +86,20 @@ class CaseRun {
   // one at a time, but with nothing of the harness's in between.
   std::vector<CallStep> plan() {
     draw(t_, 1);
-    for (int i = 0; i < 3; ++i) be_.copy(snapshot(i), t_[i]->buffer());
-    for (int s = 0; s < 2; ++s) {  // call 2's inputs, then call 3's (call 4 repaints C as call 3 found it)
+    for (size_t i = 0; i < n_; ++i) be_.copy(snapshot(i), t_[i]->buffer());
+    for (int s = 0; s < 2; ++s) {  // call 2's inputs, then call 3's (call 4 repaints the outputs as call 3 found them)
       draw(staged_[s].t, s + 2);
-      for (int i = 0; i < 3; ++i) be_.copy(staged_[s].snapshot[i], staged_[s].t[i]->buffer());
+      for (size_t i = 0; i < n_; ++i) be_.copy(staged_[s].snapshot[i], staged_[s].t[i]->buffer());
     }
     make_frame();
     std::vector<CallStep> steps(static_cast<size_t>(calls()));
     for (int k = 0; k < calls(); ++k) {
       steps[k] = CallStep{&frame_->call, timeout(), {}};
-      for (int i = 0; i < 3; ++i) steps[k].copies.push_back({captures_[k][i], t_[i]->buffer()});
+      for (size_t i = 0; i < n_; ++i) steps[k].copies.push_back({captures_[k][i], t_[i]->buffer()});
       if (k + 1 == calls()) continue;
       const Staged& next = staged_[k == 0 ? 0 : 1];
-      for (int i = 0; i < 3; ++i)
-        if (k < 2 || i == gemm::C) steps[k].copies.push_back({t_[i]->buffer(), next.t[i]->buffer()});
+      for (size_t i = 0; i < n_; ++i)
+        if (k < 2 || !is_input(i)) steps[k].copies.push_back({t_[i]->buffer(), next.t[i]->buffer()});
     }
     return steps;
   }
@@ -102,8 +107,8 @@ class CaseRun {
   void judge_planned(const RunStatus& status) {
     if (done_ || call_ == calls()) return;
     const int k = call_++;
-    Buffer handed[3], left[3];
-    for (int i = 0; i < 3; ++i)
+    std::vector<Buffer> handed(n_), left(n_);
+    for (size_t i = 0; i < n_; ++i)
       handed[i] = k == 0 ? snapshot(i) : staged_[k == 1 ? 0 : 1].snapshot[i], left[i] = captures_[k][i];
     judge_call(status, handed, left);
   }
@@ -111,36 +116,41 @@ class CaseRun {
   CaseOutcome& outcome() { return outcome_; }
 
  private:
+  bool is_input(size_t i) const { return c_.tensors[i].role == Role::input; }
   // Calls 2 to 4 draw from one seed; call 3 changes a few of those values.
   uint64_t seed_of(int call) const { return call == 1 ? c_.seed : mix64(c_.seed ^ 0x5eed0002ull); }
-  RecipeParams params(int call, int i) const {
-    RecipeParams p = gemm::recipe_params(c_, gemm::Operand(i));
-    if (call >= 3 && i == change_.tensor) p.patch = change_.patch;
+  RecipeParams params(int call, size_t i) const {
+    RecipeParams p = op_.recipe_params(c_, int(i));
+    if (call >= 3 && int(i) == change_.tensor) p.patch = change_.patch;
     return p;
   }
   void make_frame() {
-    std::byte* data[3] = {t_[0]->data(), t_[1]->data(), t_[2]->data()};
-    frame_ = std::make_unique<GemmCallFrame>(be_, std::array{t_[0]->geom(), t_[1]->geom(), t_[2]->geom()}, data,
-                                             c_.alpha, c_.beta);
+    std::vector<std::byte*> data(n_);
+    for (size_t i = 0; i < n_; ++i) data[i] = t_[i]->data();
+    frame_ = std::make_unique<CallFrame>(be_, c_, data);
   }
   // The inputs of `call` into t.
-  void draw(std::unique_ptr<GuardedTensor> (&t)[3], int call) {
-    for (int i : {gemm::A, gemm::B}) {
+  void draw(std::vector<std::unique_ptr<GuardedTensor>>& t, int call) {
+    for (size_t i = 0; i < n_; ++i) {
+      if (!is_input(i)) {
+        paint_output(*t[i], i, call);
+        continue;
+      }
       t[i]->paint_canary();
-      be_.fill_tensor(t[i]->buffer(), shifted(i), params(call, i), seed_of(call), i);
+      be_.fill_tensor(t[i]->buffer(), shifted(i), params(call, i), seed_of(call), uint32_t(i));
     }
-    paint_output(*t[gemm::C], call);
   }
-  // C holds C0 when beta != 0, otherwise the poison pattern.
-  void paint_output(GuardedTensor& t, int call) {
+  // An output holds its initial value when the kernel reads it, otherwise
+  // the poison pattern.
+  void paint_output(GuardedTensor& t, size_t i, int call) {
     t.paint_canary();
-    if (gemm::reads_c0(c_))
-      be_.fill_tensor(t.buffer(), shifted(gemm::C), params(call, gemm::C), seed_of(call), gemm::C);
+    if (op_.reads_initial(c_, int(i)))
+      be_.fill_tensor(t.buffer(), shifted(i), params(call, i), seed_of(call), uint32_t(i));
     else
-      be_.fill_constant(t.buffer(), shifted(gemm::C), poison_bits(c_.c_type));
+      be_.fill_constant(t.buffer(), shifted(i), poison_bits(c_.tensors[i].dtype));
   }
   // Geometry relative to the buffer start (the fills address whole buffers).
-  TensorGeom shifted(int i) const {
+  TensorGeom shifted(size_t i) const {
     TensorGeom g = t_[i]->geom();
     g.offset += int64_t(t_[i]->guard() / dtype_bytes(g.dtype));
     return g;
@@ -148,9 +158,9 @@ class CaseRun {
 
   // Call call_ ended with `status`; handed: each buffer as the candidate got
   // it, left: as the call left it.
-  void judge_call(const RunStatus& status, const Buffer (&handed)[3], const Buffer (&left)[3]) {
-    Image& out = outputs_[call_ - 1];
-    if (call_ >= 3) outputs_[call_ - 3] = {};  // each call looks back at the one before only: a C image less held
+  void judge_call(const RunStatus& status, const std::vector<Buffer>& handed, const std::vector<Buffer>& left) {
+    std::vector<Image>& out = outputs_[call_ - 1];
+    if (call_ >= 3) outputs_[call_ - 3].assign(n_, Image{});  // each call looks back at the one before only
     // A later call that fails is compared with the call before (stale or
     // cached answers); call 4 repeats call 3, whose output passed.
     if (!check_call(call_, status, handed, left, out, call_ >= 2 ? &outputs_[call_ - 2] : nullptr,
@@ -159,10 +169,15 @@ class CaseRun {
       return;
     }
     if (call_ == 4)
-      if (auto at = t_[gemm::C]->first_element_change(outputs_[2], out))
-        done_ = !fail(outcome_, 4, Verdict::nondeterministic,
-                      fmt::format("repeat call changed output bytes (first at element byte {})",
-                                  *at - t_[gemm::C]->guard()));
+      for (size_t i = 0; i < n_; ++i) {
+        if (is_input(i)) continue;
+        if (auto at = t_[i]->first_element_change(outputs_[2][i], out[i])) {
+          done_ = !fail(outcome_, 4, Verdict::nondeterministic,
+                        fmt::format("repeat call changed output bytes of {} (first at element byte {})",
+                                    c_.tensors[i].name, *at - t_[i]->guard()));
+          return;
+        }
+      }
   }
 
   // Records the failure; returns false so callers can `return fail(...)`.
@@ -173,11 +188,12 @@ class CaseRun {
 
   // The checks of one candidate call; false when it failed (out filled).
   // Inputs are compared with their copies as handed, where the data lives
-  // (no download of what may be many GiB); only C comes back to the host.
-  // `repeat_of`: the output of an earlier call on the same inputs that
+  // (no download of what may be many GiB); only outputs come back to the host.
+  // `repeat_of`: the outputs of an earlier call on the same inputs that
   // passed; the same bits pass again without a second reference.
-  bool check_call(int call, const RunStatus& status, const Buffer (&handed)[3],
-                  const Buffer (&left)[3], Image& c_after, const Image* previous_out, const Image* repeat_of) {
+  bool check_call(int call, const RunStatus& status, const std::vector<Buffer>& handed,
+                  const std::vector<Buffer>& left, std::vector<Image>& after_call,
+                  const std::vector<Image>* previous_out, const std::vector<Image>* repeat_of) {
     CaseOutcome& out = outcome_;
     if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
     if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
@@ -191,55 +207,63 @@ class CaseRun {
     if (status.code != ASSAY_OK)
       return fail(out, call, Verdict::kernel_error, fmt::format("assay_run returned {}", status.code));
 
-    const char* names[3] = {"A", "B", "C"};
     const size_t guard = t_[0]->guard();  // the same for every tensor of a case
-    c_after = download(left[gemm::C]);
-    for (int i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < n_; ++i)
+      if (!is_input(i)) after_call[i] = download(left[i]);
+    for (size_t i = 0; i < n_; ++i) {
+      const std::string& tname = c_.tensors[i].name;
       std::optional<size_t> changed;
-      if (i < 2 && !(changed = be_.first_difference(handed[i], left[i]))) continue;
-      Image after_i = i < 2 ? download(left[i]) : Image{};
-      const Image& after = i < 2 ? after_i : c_after;
+      if (is_input(i) && !(changed = be_.first_difference(handed[i], left[i]))) continue;
+      Image after_i = is_input(i) ? download(left[i]) : Image{};
+      const Image& after = is_input(i) ? after_i : after_call[i];
       if (auto at = t_[i]->first_damage(after))
         return fail(out, call, Verdict::out_of_bounds_write,
-                    fmt::format("{} byte {} outside its elements was overwritten ({} guard)", names[i],
+                    fmt::format("{} byte {} outside its elements was overwritten ({} guard)", tname,
                                 int64_t(*at) - int64_t(guard), *at < guard ? "before" : "after/padding"));
-      if (i == 2) continue;
+      if (!is_input(i)) continue;
       // Handed, the guards and gaps held the canary and still do: the first
       // difference is the first changed element (no second image of the input).
       return fail(out, call, Verdict::input_modified,
-                  fmt::format("input {} changed (first at element byte {})", names[i], *changed - guard));
+                  fmt::format("input {} changed (first at element byte {})", tname, *changed - guard));
     }
-    if (repeat_of && c_after == *repeat_of) return true;
+    if (repeat_of && after_call == *repeat_of) return true;
 
     // Only now the reference, from the inputs as handed (checked unchanged
-    // above), with C0 redrawn into scratch memory the kernel never saw.
-    const std::byte* c0 = nullptr;
-    if (c0_) {
-      c0_->paint_canary();
-      be_.fill_tensor(c0_->buffer(), shifted(gemm::C), params(call, gemm::C), seed_of(call), gemm::C);
-      c0 = c0_->data();
+    // above), with initial values redrawn into scratch memory the kernel never saw.
+    std::vector<const std::byte*> device(n_, nullptr), host_out(n_, nullptr);
+    std::vector<RecipeParams> drawn(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      drawn[i] = params(call, i);
+      if (is_input(i)) device[i] = handed[i].data + guard;
+      if (init_[i]) {
+        init_[i]->paint_canary();
+        be_.fill_tensor(init_[i]->buffer(), shifted(i), drawn[i], seed_of(call), uint32_t(i));
+        device[i] = init_[i]->data();
+      }
+      if (!is_input(i)) host_out[i] = t_[i]->data_in(after_call[i]);
     }
-    // Compared block by block of rows: the host never holds the whole FP64 reference.
-    Tolerance tol = gemm::tolerance(c_, opt_.compute, opt_.tolerance_scale, poison_bits(c_.c_type), opt_.subnormals);
-    std::vector<std::vector<double>> class_refs;  // the inputs as a narrower compute type holds them (docs/tolerance.md)
-    if (gemm::needs_class_reference(c_, opt_.compute))
-      class_refs = gemm::class_references(be_, c_, opt_.compute, {params(call, 0), params(call, 1), params(call, 2)},
-                                          seed_of(call));
-    gemm::ReferenceResult kept;
     const bool keep = opt_.keep_tensors;  // each judged call's replace the last: the failing call's are what stays
-    out.stats = gemm::compare_to_reference(be_, c_, tol, t_[gemm::C]->data_in(c_after), handed[gemm::A].data + guard,
-                                           handed[gemm::B].data + guard, c0, opt_.deadline, keep ? &kept : nullptr,
-                                           class_refs);
-    if (keep)
-      out.tensors = CaseTensors{download(left[gemm::A]), download(left[gemm::B]), download(handed[gemm::C]), c_after,
-                                std::move(kept.ref), std::move(kept.bound), guard};
+    std::vector<std::vector<double>> ref, bound;
+    JudgeInput in{c_, device, host_out, drawn, seed_of(call), opt_.compute, opt_.tolerance_scale, opt_.subnormals,
+                  opt_.deadline, keep ? &ref : nullptr, keep ? &bound : nullptr};
+    out.stats = op_.judge(be_, in);
+    if (keep) {
+      CaseTensors kept;
+      kept.before.resize(n_), kept.after.resize(n_);
+      for (size_t i = 0; i < n_; ++i) {
+        kept.before[i] = download(is_input(i) ? left[i] : handed[i]);  // inputs: unchanged, as checked above
+        if (!is_input(i)) kept.after[i] = after_call[i];
+      }
+      kept.ref = std::move(ref), kept.bound = std::move(bound), kept.data_start = guard;
+      out.tensors = std::move(kept);
+    }
     Verdict v = verdict_of(out.stats);
     if (v == Verdict::pass) return true;
-    if (previous_out) v = classify_repeat(v, out.stats, download(handed[gemm::C]), c_after, previous_out);
+    if (previous_out) v = classify_repeat(v, out.stats, handed, after_call, *previous_out);
     return fail(out, call, v, summary(out.stats));
   }
 
-  Buffer snapshot(int i) {
+  Buffer snapshot(size_t i) {
     if (!snapshots_[i].data) snapshots_[i] = be_.allocate(t_[i]->buffer().bytes);
     return snapshots_[i];
   }
@@ -250,17 +274,21 @@ class CaseRun {
   }
 
   // A later call that fails where an earlier one passed: did it leave the
-  // output as it found it (stale), or write an earlier answer (cached)?
-  Verdict classify_repeat(Verdict v, const CompareStats& s, const Image& before, const Image& after,
-                          const Image* previous) {
-    if (!previous || s.first_bad.empty()) return v;
-    const TensorGeom& g = t_[gemm::C]->geom();
-    const int size = dtype_bytes(g.dtype);
+  // outputs as it found them (stale), or write an earlier answer (cached)?
+  Verdict classify_repeat(Verdict v, const CompareStats& s, const std::vector<Buffer>& handed,
+                          const std::vector<Image>& after, const std::vector<Image>& previous) {
+    if (s.first_bad.empty()) return v;
+    std::vector<Image> before(n_);  // the outputs as this call was handed them
     int same_as_before = 0, same_as_previous = 0;
     for (auto& e : s.first_bad) {
-      size_t at = t_[gemm::C]->guard() + size_t(g.index(e.row, e.col)) * size;
-      same_as_before += std::equal(after.begin() + at, after.begin() + at + size, before.begin() + at);
-      same_as_previous += std::equal(after.begin() + at, after.begin() + at + size, previous->begin() + at);
+      const size_t i = size_t(e.tensor);
+      if (i >= n_ || previous[i].empty()) return v;
+      if (before[i].empty()) before[i] = download(handed[i]);
+      const TensorGeom& g = t_[i]->geom();
+      const int size = dtype_bytes(g.dtype);
+      const size_t at = t_[i]->guard() + size_t(g.index(e.row, e.col)) * size;
+      same_as_before += std::equal(after[i].begin() + at, after[i].begin() + at + size, before[i].begin() + at);
+      same_as_previous += std::equal(after[i].begin() + at, after[i].begin() + at + size, previous[i].begin() + at);
     }
     const int n = int(s.first_bad.size());
     if (same_as_previous == n) return Verdict::cached_result;
@@ -268,58 +296,64 @@ class CaseRun {
     return v;
   }
 
-  static std::string summary(const CompareStats& s) {
+  std::string summary(const CompareStats& s) const {
     std::string d = fmt::format("{} of {} elements bad", s.bad, s.checked);
     if (s.unwritten) d += fmt::format(" ({} unwritten)", s.unwritten);
     if (s.bad_class) d += fmt::format(" ({} NaN/Inf class)", s.bad_class);
     d += fmt::format(", max {:.3g} ulp, max bound ratio {:.3g}", s.max_ulps, s.max_ratio);
     if (!s.first_bad.empty()) {
       auto& e = s.first_bad.front();
-      d += fmt::format("; first C[{},{}] expected {:.9g} got {:.9g}", e.row, e.col, e.expected, e.got);
+      d += fmt::format("; first {}[{},{}] expected {:.9g} got {:.9g}", element_tensor(e), e.row, e.col, e.expected,
+                       e.got);
     }
     return d;
   }
+  std::string element_tensor(const BadElement& e) const {
+    return e.tensor >= 0 && size_t(e.tensor) < n_ ? c_.tensors[size_t(e.tensor)].name : "?";
+  }
 
+  const Op& op_;
   Backend& be_;
   const Case& c_;
   const ExecOptions& opt_;
-  std::unique_ptr<GuardedTensor> t_[3], c0_;
-  Buffer snapshots_[3];  // each buffer as it was handed to the candidate (planned: for call 1)
+  const size_t n_;  // tensors
+  std::vector<std::unique_ptr<GuardedTensor>> t_, init_;  // init_: scratch for initial values the kernel reads
+  std::vector<Buffer> snapshots_;  // each buffer as it was handed to the candidate (planned: for call 1)
   // planned: the inputs of call 2 and of calls 3 and 4, with snapshots as
   // handed: the candidate's process maps the staged copies to copy them,
   // never the snapshots, which the reference and checks read.
   struct Staged {
-    std::unique_ptr<GuardedTensor> t[3];
-    Buffer snapshot[3];
+    std::vector<std::unique_ptr<GuardedTensor>> t;
+    std::vector<Buffer> snapshot;
   } staged_[2];
-  Buffer captures_[4][3];  // planned: each buffer as each call left it
-  gemm::SparseChange change_;  // call 3's edit of call 2's inputs
+  std::vector<Buffer> captures_[4];  // planned: each buffer as each call left it
+  SparseChange change_;  // call 3's edit of call 2's inputs
   int call_ = 0;         // the call set up (one at a time) or judged (planned) last (1..4)
   bool done_ = false;    // a call failed: the case is decided
-  Image outputs_[4];     // C after each call
-  std::unique_ptr<GemmCallFrame> frame_;
+  std::vector<Image> outputs_[4];  // per call, each output's image after it (inputs: empty)
+  std::unique_ptr<CallFrame> frame_;
   CaseOutcome outcome_;
 };
 
 }  // namespace
 
-bool plannable(const Case& c) { return gemm::work(c) <= double(1 << 24) && gemm::case_bytes(c) <= double(1 << 20); }
+bool plannable(const Op& op, const Case& c) { return op.plannable(c); }
 
-CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
+CaseOutcome run_case(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
   auto start = std::chrono::steady_clock::now();
-  CaseRun run(backend, c, opt, false);
+  CaseRun run(op, backend, c, opt, false);
   while (run.next_call()) run.judge(runner.run(run.call(), run.timeout()));
   CaseOutcome out = std::move(run.outcome());
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
-std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<const Case> cases,
+std::vector<CaseOutcome> run_cases(const Op& op, Backend& backend, Runner& runner, std::span<const Case> cases,
                                    const ExecOptions& opt) {
   if (cases.empty()) return {};
   auto start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<CaseRun>> runs;  // every case's buffers first: OutOfMemory before any call
-  for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(backend, c, opt, true));
+  for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(op, backend, c, opt, true));
   std::vector<CallStep> steps;
   std::vector<size_t> case_of;  // steps[i] is a call of runs[case_of[i]]
   for (size_t j = 0; j < runs.size(); ++j)
@@ -353,9 +387,9 @@ std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<c
   return outcomes;
 }
 
-CaseOutcome run_case_planned(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
-  if (!plannable(c)) return run_case(backend, runner, c, opt);
-  return std::move(run_cases(backend, runner, std::span(&c, 1), opt).front());
+CaseOutcome run_case_planned(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
+  if (!op.plannable(c)) return run_case(op, backend, runner, c, opt);
+  return std::move(run_cases(op, backend, runner, std::span(&c, 1), opt).front());
 }
 
 }  // namespace assay

@@ -21,6 +21,7 @@
 #include "core/deadline.h"
 #include "exec/runner.h"
 #include "judge/compare.h"
+#include "ops/op.h"
 #include "spec/spec.h"
 
 namespace assay {
@@ -30,7 +31,7 @@ struct ExecOptions {
   double tolerance_scale = 2.0;
   bool deterministic = true;
   bool keep_tensors = false;  // fill CaseOutcome::tensors (for `assay repro --dump`)
-  double timeout_s = 0;       // per call; 0: scaled with the case's size (gemm::default_timeout)
+  double timeout_s = 0;       // per call; 0: scaled with the case's size (Op::default_timeout)
   Subnormals subnormals = Subnormals::ieee;  // the spec's contract below the smallest normal
   // Each tensor its own allocation of exactly its extent, no guard zones
   // (replays under a memory checker: `assay repro --exact-alloc`). In
@@ -42,11 +43,12 @@ struct ExecOptions {
 };
 
 // Host copies of the tensors of the last call compared with the reference
-// (the failing call, when one failed on its values), for dumping: A, B and
-// C0 as the kernel saw them, C as it left it, and the FP64 reference and bound.
+// (the failing call, when one failed on its values), for dumping: per
+// tensor, its image as the kernel was handed it (inputs, initial values) and
+// as the call left it (outputs), and each output's FP64 reference and bound.
 struct CaseTensors {
-  std::vector<std::byte> a, b, c0, c;  // whole buffer images
-  std::vector<double> ref, bound;
+  std::vector<std::vector<std::byte>> before, after;  // whole buffer images, per tensor (after: outputs only)
+  std::vector<std::vector<double>> ref, bound;        // per tensor (outputs only), the matrix view row-major
   size_t data_start = 0;               // where the data starts in each image (after the guard zone)
 };
 
@@ -60,22 +62,22 @@ struct CaseOutcome {
 };
 
 // Cases small enough to plan: their copies cost less than the turns they
-// save (up to 2^24 multiply-adds and 1 MiB of tensors).
-bool plannable(const Case& c);
+// save (Op::plannable: by default up to 2^24 of work and 1 MiB of tensors).
+bool plannable(const Op& op, const Case& c);
 // Whether planning pays on this backend with a worker: where two processes
 // take turns on a device (cuda). On the host there are no turns to save, and
 // the copies cost more than call by call (docs/isolation.md, Cost).
 inline bool planning_pays(BackendKind kind) { return kind == BackendKind::cuda; }
 
 // Throws InfraError when the backend cannot hold the case or breaks.
-CaseOutcome run_case(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
+CaseOutcome run_case(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
 
 // The outcomes of run_case for each case, in order, with every case's
 // buffers held at once, ten copies of each tensor (keep them small). Every
 // call is made even after an earlier call of its case failed (the outcome is
 // the first failure's); a crash or hang ends its case. A case's seconds are an
 // equal share of the whole.
-std::vector<CaseOutcome> run_cases(Backend& backend, Runner& runner, std::span<const Case> cases,
+std::vector<CaseOutcome> run_cases(const Op& op, Backend& backend, Runner& runner, std::span<const Case> cases,
                                    const ExecOptions& opt);
 
 // A deadline stopped run_cases: the cases before `finished.size()` are whole
@@ -88,6 +90,6 @@ struct CasesStopped : DeadlineReached {
 
 // run_cases of the one case where it is plannable, run_case otherwise: with a
 // worker, a small case's calls take one exchange.
-CaseOutcome run_case_planned(Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
+CaseOutcome run_case_planned(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
 
 }  // namespace assay

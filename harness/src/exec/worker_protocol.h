@@ -9,10 +9,10 @@
 
 namespace assay::wire {
 
-inline constexpr int kMaxTensors = 4, kMaxScalars = 8, kMaxDims = 4;
+inline constexpr int kMaxTensors = 8, kMaxScalars = 16, kMaxDims = 6;
 // A call's buffers: its tensors' and those its copies name (captures, the
 // next call's inputs).
-inline constexpr int kMaxBuffers = 12, kMaxCopies = 8;
+inline constexpr int kMaxBuffers = 32, kMaxCopies = 16;
 inline constexpr int kMaxForget = 64;
 
 struct Tensor {

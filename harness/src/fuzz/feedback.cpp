@@ -29,10 +29,18 @@ size_t magnitude(int64_t d) {
   return std::min<size_t>(size_t(std::bit_width(uint64_t(std::max<int64_t>(d, 0)))), kMagnitudes - 1);
 }
 
-int layout_class(const Layout& l, int64_t rows, int64_t cols) {
-  bool col = l.row_stride == 1 && l.col_stride != 1;
-  bool padded = col ? l.col_stride > std::max<int64_t>(rows, 1) : l.row_stride > std::max<int64_t>(cols, 1);
-  return int(col) | int(padded) << 1 | int(l.offset != 0) << 2;
+// Orientation, padding and offset of a tensor's innermost two dimensions.
+int layout_class(const TensorGeom& g) {
+  const bool col = g.row_stride() == 1 && g.col_stride() != 1;
+  const bool padded = col ? g.col_stride() > std::max<int64_t>(g.dim_rows(), 1)
+                          : g.row_stride() > std::max<int64_t>(g.cols(), 1) && g.ndim >= 2;
+  return int(col) | int(padded) << 1 | int(g.offset != 0) << 2;
+}
+
+double elements(const Case& c) {
+  double n = 0;
+  for (size_t i = 0; i < c.tensors.size(); ++i) n += double(c.geom(int(i)).count());
+  return n;
 }
 
 int log2_bucket(double x) {
@@ -48,7 +56,7 @@ void enable_features(bool on, const CodecLimits& lim) {
   max_feature_work = lim.max_work / 8, max_feature_elements = lim.max_elements / 8;
 }
 
-void record_features(const Case& c, const CaseOutcome& o) {
+void record_features(const Op& op, const Case& c, const CaseOutcome& o) {
   if (!enabled) {
     // One constant feature: libFuzzer ends a campaign that finds none at all,
     // so the unguided baseline still gets its time, mutating blindly.
@@ -65,33 +73,34 @@ void record_features(const Case& c, const CaseOutcome& o) {
   // error (the same class reached cheaply does), only a new verdict, so the
   // feedback keeps the cheap case of each class and does not drag the
   // campaign to slow ones.
-  const double m = double(c.m), n = double(c.n), k = double(c.k);
-  if (m * n * k > max_feature_work || m * k + k * n + m * n > max_feature_elements) return;
-  const int64_t dims[3] = {c.m, c.n, c.k};
+  if (op.work(c) > max_feature_work || elements(c) > max_feature_elements) return;
+  std::vector<int64_t> dims;
+  for (auto& z : c.sizes) dims.push_back(z.value);
   for (int64_t d : dims)
     for (int64_t mod : kMods) light(size_t(tail_class(d, mod)), 3);
   for (int64_t d : dims) light(size_t(std::min<int64_t>(d, 15)), 16);  // tiny sizes, one by one
-  // Size classes: each dimension's log2 magnitude, and each dimension's tail
-  // class at another's (or its own) magnitude, so a campaign is rewarded for
-  // each step that grows one dimension while another sits in a remainder
-  // class (a remainder tile at long k, say).
+  // Size classes: each size's log2 magnitude, and each size's tail class at
+  // another's (or its own) magnitude, so a campaign is rewarded for each step
+  // that grows one size while another sits in a remainder class (a remainder
+  // tile at long k, say).
   for (int64_t d : dims) light(magnitude(d), kMagnitudes);
   for (int64_t di : dims)
     for (int64_t dj : dims)
       for (int64_t mod : kMods) light(size_t(tail_class(di, mod)) * kMagnitudes + magnitude(dj), 3 * kMagnitudes);
-  light(size_t(layout_class(c.a, c.m, c.k)), 8);
-  light(size_t(layout_class(c.b, c.k, c.n)), 8);
-  light(size_t(layout_class(c.c, c.m, c.n)), 8);
+  for (size_t i = 0; i < c.tensors.size(); ++i) light(size_t(layout_class(c.geom(int(i)))), 8);
   light(size_t(c.recipe), 4);
-  light(size_t(c.alpha == 0) | size_t(c.beta == 0) << 1, 4);
+  size_t zeros = 0;  // which scalars are 0 (GEMM's alpha and beta: BLAS skips)
+  for (size_t i = 0; i < c.scalars.size() && i < 4; ++i) zeros |= size_t(c.scalars[i].value == 0) << i;
+  light(zeros, 16);
   light(size_t(log2_bucket(o.stats.max_ratio)), 64);  // how close the error came to the tolerance
   light(size_t(log2_bucket(o.stats.max_ulps)), 64);
 }
 
 std::string failure_signature(const Case& c, Verdict v) {
-  return fmt::format("{} m{} n{} k{} A{} B{} C{}", name(v), tail_class(c.m, 64), tail_class(c.n, 64),
-                     tail_class(c.k, 64), layout_class(c.a, c.m, c.k), layout_class(c.b, c.k, c.n),
-                     layout_class(c.c, c.m, c.n));
+  std::string s(name(v));
+  for (auto& z : c.sizes) s += fmt::format(" {}{}", z.name, tail_class(z.value, 64));
+  for (size_t i = 0; i < c.tensors.size(); ++i) s += fmt::format(" {}{}", c.tensors[i].name, layout_class(c.geom(int(i))));
+  return s;
 }
 
 }  // namespace assay::fuzz

@@ -6,18 +6,18 @@
 #pragma once
 #include "case/case.h"
 #include "exec/executor.h"
-#include "fuzz/case_codec.h"
+#include "ops/op.h"
 
 namespace assay::fuzz {
 
-// Sets the features of one case run in the extra counters: each dimension's
-// tail classes, tiny sizes and log2 magnitude; joint features of one
-// dimension's tail class with another's (or its own) magnitude; layouts,
-// recipe, scalars; the error's magnitude; the verdict. Only the verdict for a
-// case costing more than the feature limits (m*n*k, and the elements of A, B
-// and C): feedback rewards reaching a class cheaply and does not drag the
-// campaign to slow cases.
-void record_features(const Case& c, const CaseOutcome& o);
+// Sets the features of one case run in the extra counters: each size's
+// tail classes, tiny sizes and log2 magnitude; joint features of one size's
+// tail class with another's (or its own) magnitude; each tensor's layout
+// class, the recipe, which scalars are 0; the error's magnitude; the verdict.
+// Only the verdict for a case costing more than the feature limits (Op::work
+// and the tensors' elements): feedback rewards reaching a class cheaply and
+// does not drag the campaign to slow cases.
+void record_features(const Op& op, const Case& c, const CaseOutcome& o);
 // on = false: no feature is set (to measure how much the feedback matters).
 // Shape and error features only for cases up to 1/8 of lim's ordinary cost
 // bounds: the class reached cheaply is what is worth keeping.

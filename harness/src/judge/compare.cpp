@@ -49,9 +49,10 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
   CompareStats s;
   const int size = dtype_bytes(g.dtype);
   const double exact_limit = std::ldexp(1.0, tol.exact_bits);
-  for (int64_t r = 0; r < g.rows; ++r)
-    for (int64_t c = 0; c < g.cols; ++c) {
-      const int64_t i = r * g.cols + c;
+  const int64_t rows = g.rows(), cols = g.cols();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t i = r * cols + c;
       const uint64_t bits = load_bits(g.dtype, out + g.index(r, c) * size);
       const double got = decode(g.dtype, bits), exact_ref = ref[i];
       const double expected = round_to(tol.out, exact_ref);
@@ -87,7 +88,7 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
       if (ok) continue;
       ++s.bad;
       if (class_error) ++s.bad_class;
-      if (s.first_bad.size() < kKeepBad) s.first_bad.push_back({r, c, expected, got, ulps, ratio});
+      if (s.first_bad.size() < kKeepBad) s.first_bad.push_back({0, r, c, expected, got, ulps, ratio});
     }
   return s;
 }

@@ -37,7 +37,8 @@ struct Tolerance {
 };
 
 struct BadElement {
-  int64_t row = 0, col = 0;
+  int tensor = 0;                // which of the case's tensors (the op's judge sets it)
+  int64_t row = 0, col = 0;      // in the tensor's matrix view (core/tensor_geom.h)
   double expected = 0, got = 0;  // expected: reference rounded to the output type
   double ulps = 0, ratio = 0;    // ratio: |got - expected| / allowed error
 };
@@ -56,7 +57,7 @@ double ulp_of(DType t, double x);
 
 // `out` points at the output's data start (its geometry g); ref, bound and
 // terms (the size of the epilogue's terms, may be null when u_epilogue is 0)
-// are g.rows * g.cols doubles, row-major. class_refs: more references (each
+// are g.rows() * g.cols() doubles, row-major. class_refs: more references (each
 // at as many doubles), on the inputs converted into the compute type, whose
 // NaN/Inf class an element may also have (docs/tolerance.md, "Narrow compute").
 CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,

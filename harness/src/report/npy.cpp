@@ -34,14 +34,14 @@ void write_npy(const std::filesystem::path& file, const TensorGeom& g, const std
   const int in_size = dtype_bytes(g.dtype), out_size = widen ? 4 : in_size;
   std::vector<char> payload(size_t(g.count()) * out_size);
   char* p = payload.data();
-  for (int64_t r = 0; r < g.rows; ++r)
-    for (int64_t c = 0; c < g.cols; ++c, p += out_size) {
+  for (int64_t r = 0; r < g.rows(); ++r)
+    for (int64_t c = 0; c < g.cols(); ++c, p += out_size) {
       uint64_t bits = load_bits(g.dtype, data + g.index(r, c) * in_size);
       if (widen) bits = f32_bits(float(decode(g.dtype, bits)));
       store_bits(widen ? DType::f32 : g.dtype, p, bits);
     }
   const char* descr = g.dtype == DType::f64 ? "<f8" : g.dtype == DType::f16 ? "<f2" : "<f4";
-  write_npy_raw(file, descr, g.rows, g.cols, payload);
+  write_npy_raw(file, descr, g.rows(), g.cols(), payload);
 }
 
 void write_npy(const std::filesystem::path& file, int64_t rows, int64_t cols, const std::vector<double>& values) {

@@ -344,7 +344,7 @@ bool aligned(const TensorGeom& g, double bytes_arg) {
   if (bytes <= 0) return false;
   int eb = dtype_bytes(g.dtype);
   if (!multiple_of(g.offset, eb, bytes)) return false;
-  for (int64_t s : {g.row_stride, g.col_stride})
+  for (int64_t s : {g.row_stride(), g.col_stride()})
     if (s > 1 && !multiple_of(s, eb, bytes)) return false;
   return true;
 }

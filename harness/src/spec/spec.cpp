@@ -3,13 +3,16 @@
 #include "spec/spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/yaml_input.h"
 #include "judge/verdict.h"
+#include "ops/op.h"
 
 namespace assay {
 namespace {
@@ -18,19 +21,6 @@ namespace fs = std::filesystem;
 using yaml_input::Field;
 using yaml_input::Fields;
 using yaml_input::quote;
-
-// Knows the names a gemm requirement may use; the values do not matter
-// because it is only used to check names.
-struct GemmNames : EvalContext {
-  std::optional<double> variable(std::string_view n) const override {
-    if (n == "m" || n == "n" || n == "k" || n == "alpha" || n == "beta") return 0.0;
-    return std::nullopt;
-  }
-  std::optional<TensorGeom> tensor(std::string_view n) const override {
-    if (n == "A" || n == "B" || n == "C") return TensorGeom{};
-    return std::nullopt;
-  }
-};
 
 bool is_c_identifier(const std::string& s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -43,16 +33,16 @@ DType read_dtype(const Fields& f, std::string_view key) {
   return *parse_dtype(f.choice(f.required(key), {"f64", "f32", "f16", "bf16"}));
 }
 
+// Keyed by tensor name; the op checks the names when it is made.
 void read_dtypes(const Fields& top, Spec& s) {
   Fields d = top.nested(top.required("dtypes"));
-  d.only({"a", "b", "c"});
-  s.a = read_dtype(d, "a");
-  s.b = read_dtype(d, "b");
-  s.c = read_dtype(d, "c");
+  for (const Field& f : d.all()) {
+    const std::string tensor = f.key.substr(std::string("dtypes.").size());
+    s.dtypes.push_back({tensor, read_dtype(d, tensor)});
+  }
 }
 
-void read_requires(const Fields& top, const Field& f, Spec& s) {
-  GemmNames names;
+void read_requires(const Fields& top, const Field& f, Spec& s, const EvalContext& names) {
   for (auto& [text, line] : top.strings(f, /*scalar_ok=*/true)) {
     try {
       Requirement r = Requirement::parse(text);
@@ -77,15 +67,10 @@ fs::path resolve_source(const Fields& top, const Field& f, const fs::path& spec_
 }
 
 void read_optional(const Fields& top, Spec& s) {
-  if (auto* f = top.optional("op")) {
-    s.op = top.string(*f);
-    if (s.op != "gemm") top.fail(*f, "unknown op " + quote(s.op) + " (known: gemm)");
-  }
   if (auto* f = top.optional("entry")) {
     s.entry = top.string(*f);
     if (!is_c_identifier(s.entry)) top.fail(*f, quote(s.entry) + " is not a C identifier");
   }
-  if (auto* f = top.optional("requires")) read_requires(top, *f, s);
   if (auto* f = top.optional("subnormals"))
     s.subnormals = top.choice(*f, {"ieee", "flush"}) == "flush" ? Subnormals::flush : Subnormals::ieee;
   if (auto* f = top.optional("deterministic")) s.deterministic = top.boolean(*f);
@@ -111,8 +96,13 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& file) {
   s.file = file;
   try {
     Fields top(name, root);
-    top.only({"name", "op", "backend", "source", "entry", "dtypes", "compute", "subnormals", "requires",
-              "deterministic", "expect", "flags", "libs"});
+    s.yaml = root;
+    if (auto* f = top.optional("op")) {
+      s.op = top.string(*f);
+      const auto known = registered_ops();
+      if (std::find(known.begin(), known.end(), s.op) == known.end())
+        top.fail(*f, fmt::format("unknown op {} (known: {})", quote(s.op), fmt::join(known, ", ")));
+    }
     s.name = top.string(top.required("name"));
     s.backend = top.choice(top.required("backend"), {"cuda", "host"}) == "cuda" ? BackendKind::cuda
                                                                                 : BackendKind::host;
@@ -120,10 +110,34 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& file) {
     read_dtypes(top, s);
     s.compute = *parse_compute(top.choice(top.required("compute"), {"f64", "f32", "tf32", "f16", "bf16"}));
     read_optional(top, s);
+    // The op checks its own keys, the dtypes' tensor names and its sizes;
+    // then the requires' names are checked against the op's.
+    s.impl = make_op(s);
+    if (auto* f = top.optional("requires")) read_requires(top, *f, s, *s.impl->names_context());
   } catch (const YAML::Exception& e) {  // not expected: yaml-cpp already parsed it
     throw InputError(name + ": malformed YAML: " + e.msg);
   }
   return s;
+}
+
+std::optional<DType> Spec::dtype(std::string_view tensor) const {
+  auto lower = [](std::string_view x) {
+    std::string l(x);
+    for (char& ch : l) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    return l;
+  };
+  for (const auto& d : dtypes)
+    if (lower(d.name) == lower(tensor)) return d.value;
+  return std::nullopt;
+}
+
+void Spec::set_dtype(std::string_view tensor, DType t) {
+  for (auto& d : dtypes)
+    if (d.name == tensor) {
+      d.value = t;
+      return;
+    }
+  dtypes.push_back({std::string(tensor), t});
 }
 
 Spec load_spec(const fs::path& file) { return parse_spec(yaml_input::read_file(file), file); }

@@ -3,13 +3,20 @@
 // preconditions inside which it must be correct.
 #pragma once
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
+#include "case/case.h"
 #include "core/dtype.h"
 #include "spec/requires.h"
 
 namespace assay {
+
+class Op;
 
 enum class BackendKind { cuda, host };
 std::string_view name(BackendKind b);
@@ -27,7 +34,9 @@ struct Spec {
   BackendKind backend = BackendKind::host;
   std::filesystem::path source;  // absolute, resolved against the spec's folder
   std::string entry = "assay_run";
-  DType a = DType::f32, b = DType::f32, c = DType::f32;
+  // Per tensor name, as written (`dtypes: {x: f16, y: f16}`); names match
+  // the op's tensors without regard to case (GEMM's a, b, c are A, B, C).
+  std::vector<Named<DType>> dtypes;
   Compute compute = Compute::f32;
   Subnormals subnormals = Subnormals::ieee;
   std::vector<Requirement> requires_;
@@ -35,7 +44,22 @@ struct Spec {
   std::string expect;               // empty, "pass", or a verdict name
   std::vector<std::string> flags;   // extra compiler flags
   std::vector<std::string> libs;    // extra libraries to link, e.g. "cublas"
+  // The whole file, for the op's own keys (softmax's `math`, custom's
+  // `tensors`); the op reads and checks them when it is made.
+  YAML::Node yaml;
+  std::shared_ptr<const Op> impl;   // the op, made by load_spec/parse_spec (ops/op.h, op_of)
+
+  // The dtype given for tensor `name`; nullopt when none.
+  std::optional<DType> dtype(std::string_view name) const;
+  // ... or `fallback`.
+  DType dtype_or(std::string_view name, DType fallback) const { return dtype(name).value_or(fallback); }
+  void set_dtype(std::string_view name, DType t);
 };
+
+// The keys every spec may have, whatever its op.
+inline constexpr std::string_view kGenericSpecKeys[] = {
+    "name", "op", "backend", "source", "entry", "dtypes", "compute", "subnormals", "requires",
+    "deterministic", "expect", "flags", "libs"};
 
 // Reads and validates a spec. Throws InputError "FILE:LINE: key 'X': problem"
 // for unknown keys, wrong types, missing files and bad expressions.

@@ -230,7 +230,7 @@ __global__ void tensor_kernel(std::byte* data, TensorGeom g, RecipeParams p, uin
   const int size = dtype_bytes(g.dtype);
   const int64_t n = g.count();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t r = i / g.cols, c = i % g.cols;
+    int64_t r = i / g.cols(), c = i % g.cols();
     store_bits(g.dtype, data + g.index(r, c) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
   }
 }
@@ -239,7 +239,7 @@ __global__ void constant_kernel(std::byte* data, TensorGeom g, uint64_t bits) {
   const int size = dtype_bytes(g.dtype);
   const int64_t n = g.count();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    store_bits(g.dtype, data + g.index(i / g.cols, i % g.cols) * size, bits);
+    store_bits(g.dtype, data + g.index(i / g.cols(), i % g.cols()) * size, bits);
 }
 
 __global__ void difference_kernel(const std::byte* x, const std::byte* y, size_t bytes,

@@ -83,15 +83,15 @@ void HostBackend::fill_pattern(Buffer b, uint64_t pattern, int width) {
 void HostBackend::fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed,
                               uint32_t tensor) {
   const int size = dtype_bytes(g.dtype);
-  for (int64_t r = 0; r < g.rows; ++r)
-    for (int64_t c = 0; c < g.cols; ++c)
+  for (int64_t r = 0; r < g.rows(); ++r)
+    for (int64_t c = 0; c < g.cols(); ++c)
       store_bits(g.dtype, b.data + g.index(r, c) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
 }
 
 void HostBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
   const int size = dtype_bytes(g.dtype);
-  for (int64_t r = 0; r < g.rows; ++r)
-    for (int64_t c = 0; c < g.cols; ++c) store_bits(g.dtype, b.data + g.index(r, c) * size, bits);
+  for (int64_t r = 0; r < g.rows(); ++r)
+    for (int64_t c = 0; c < g.cols(); ++c) store_bits(g.dtype, b.data + g.index(r, c) * size, bits);
 }
 
 void HostBackend::download(Buffer b, std::byte* host) { std::memcpy(host, b.data, b.bytes); }

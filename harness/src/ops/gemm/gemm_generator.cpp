@@ -7,7 +7,7 @@
 
 #include "case/rng.h"
 #include "ops/gemm/gemm_problem.h"
-#include "reference/gemm_operands.h"
+#include "ops/gemm/gemm_operands.h"
 
 namespace assay::gemm {
 namespace {
@@ -31,23 +31,23 @@ std::vector<int64_t> boundary_sizes() {
 struct SweepBuilder {
   const Spec& spec;
   uint64_t seed;
-  std::vector<std::vector<Case>> sections;
+  std::vector<std::vector<Problem>> sections;
   std::set<std::string> seen;
   size_t made = 0;
 
   void section() { sections.emplace_back(); }
-  std::vector<Case> interleaved() {
-    std::vector<Case> out;
+  std::vector<Problem> interleaved() {
+    std::vector<Problem> out;
     for (size_t i = 0; out.size() < made; ++i)
       for (auto& s : sections)
         if (i < s.size()) out.push_back(s[i]);
     return out;
   }
 
-  Case base(int64_t m, int64_t n, int64_t k, std::string origin) const {
-    Case c;
+  Problem base(int64_t m, int64_t n, int64_t k, std::string origin) const {
+    Problem c;
     c.m = m, c.n = n, c.k = k;
-    c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
+    { const auto d = spec_dtypes(spec); c.a_type = d[0], c.b_type = d[1], c.c_type = d[2]; }
     c.a = make_layout(m, k, false), c.b = make_layout(k, n, false), c.c = make_layout(m, n, false);
     size_t i = made;
     c.recipe = kRecipes[i % 4];
@@ -55,14 +55,14 @@ struct SweepBuilder {
     c.origin = std::move(origin);
     return c;
   }
-  void add(Case c) {
+  void add(Problem c) {
     if (c.recipe == Recipe::specials && c.alpha == 0) c.alpha = 1;  // BLAS: alpha = 0 never reads A*B
     auto fitted = fit_requires(c, spec);
     if (!fitted) return;
     fitted->seed = mix64(seed ^ (made * 0x9e3779b97f4a7c15ull));
-    Case key = *fitted;
+    Problem key = *fitted;
     key.seed = 0, key.origin.clear();
-    if (!seen.insert(describe(key)).second) return;
+    if (!seen.insert(describe(to_case(key))).second) return;
     sections.back().push_back(*fitted);
     ++made;
   }
@@ -79,12 +79,12 @@ namespace {
 // Bytes of one tensor's guarded buffer, as GuardedTensor allocates it.
 double buffer_bytes(const TensorGeom& g) { return double(g.span()) * dtype_bytes(g.dtype) + 2.0 * 1024 + 8; }
 // Elements of C in one block of the reference (reference_block_rows).
-double block_elements(const Case& c, int64_t extra_cols) {
+double block_elements(const Problem& c, int64_t extra_cols) {
   return double(reference::reference_block_rows(c.m, c.n, extra_cols)) * double(c.n);
 }
 }  // namespace
 
-double case_bytes(const Case& c) {
+double case_bytes(const Problem& c) {
   auto t = tensors(c);
   double bytes = 0;
   for (auto& g : t) bytes += 2 * buffer_bytes(g) + 4096;  // live and as handed (the snapshots)
@@ -96,7 +96,7 @@ double case_bytes(const Case& c) {
   return bytes;
 }
 
-double host_bytes(const Case& c, BackendKind backend) {
+double host_bytes(const Problem& c, BackendKind backend) {
   auto t = tensors(c);
   const double a = buffer_bytes(t[A]), b = buffer_bytes(t[B]), cc = buffer_bytes(t[C]);
   const bool host = backend == BackendKind::host;
@@ -117,14 +117,14 @@ double host_bytes(const Case& c, BackendKind backend) {
   return bytes;
 }
 
-std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
-  auto holds = [&](const Case& x) {
+std::optional<Problem> fit_requires(const Problem& c, const Spec& spec) {
+  auto holds = [&](const Problem& x) {
     Context ctx(x);
     return std::all_of(spec.requires_.begin(), spec.requires_.end(), [&](auto& r) { return r.holds(ctx); });
   };
   if (holds(c)) return c;
   // Relax layouts first (keep the shape), then round dimensions up.
-  auto relayout = [](Case x, int how) {
+  auto relayout = [](Problem x, int how) {
     bool cm[3] = {how == 2, how == 2, how == 2};
     const Layout* ls[3] = {&x.a, &x.b, &x.c};
     if (how == 0) {  // same orientation, no padding, no offset
@@ -134,7 +134,7 @@ std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
     return x;
   };
   for (int64_t mult = 1; mult <= 256; mult *= 2) {
-    Case r = c;
+    Problem r = c;
     auto up = [mult](int64_t v) { return std::max<int64_t>((v + mult - 1) / mult * mult, v == 0 ? 0 : mult); };
     r.m = up(c.m), r.n = up(c.n), r.k = up(c.k);
     r.a = make_layout(r.m, r.k, c.a.row_stride == 1 && c.a.col_stride != 1, 0, c.a.offset);
@@ -142,23 +142,23 @@ std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
     r.c = make_layout(r.m, r.n, c.c.row_stride == 1 && c.c.col_stride != 1, 0, c.c.offset);
     if (mult == 1) r = c;
     for (int how = -1; how < 3; ++how) {
-      Case x = how < 0 ? r : relayout(r, how);
+      Problem x = how < 0 ? r : relayout(r, how);
       if (holds(x)) return x;
     }
   }
   return std::nullopt;
 }
 
-bool huge_case_fits(const Case& c, const SweepTarget& target) {
+bool huge_case_fits(const Problem& c, const SweepTarget& target) {
   return target.backend == BackendKind::cuda && case_bytes(c) <= target.max_bytes &&
          host_bytes(c, target.backend) <= target.max_host_bytes;
 }
 
-std::vector<Case> sweep(const Spec& spec, uint64_t seed) {
+std::vector<Problem> sweep(const Spec& spec, uint64_t seed) {
   return sweep(spec, seed, SweepTarget{spec.backend, INFINITY});
 }
 
-std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& target) {
+std::vector<Problem> sweep(const Spec& spec, uint64_t seed, const SweepTarget& target) {
   SweepBuilder b{spec, seed, {}, {}};
   const auto sizes = boundary_sizes();
   b.section();
@@ -173,7 +173,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& targ
   // 2. Layouts: each operand transposed, padded, offset by one element.
   for (int which = 0; which < 3; ++which) {
     for (int kind = 0; kind < 5; ++kind) {
-      Case c = b.base(37, 45, 29, "layout");
+      Problem c = b.base(37, 45, 29, "layout");
       Layout* l[3] = {&c.a, &c.b, &c.c};
       int64_t rows[3] = {c.m, c.k, c.m}, cols[3] = {c.k, c.n, c.n};
       bool col = kind == 0 || kind == 2 || kind == 4;
@@ -185,7 +185,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& targ
     }
   }
   for (bool col : {false, true}) {
-    Case c = b.base(64, 48, 80, col ? "layout all col-major padded offset" : "layout all row-major padded offset");
+    Problem c = b.base(64, 48, 80, col ? "layout all col-major padded offset" : "layout all row-major padded offset");
     c.a = make_layout(c.m, c.k, col, 1, 1), c.b = make_layout(c.k, c.n, col, 5, 1), c.c = make_layout(c.m, c.n, col, 2, 1);
     b.add(c);
   }
@@ -193,7 +193,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& targ
   // 3. Every alpha/beta pair, on inexact and on exact values.
   for (auto [alpha, beta] : kScalars)
     for (Recipe r : {Recipe::uniform, Recipe::ints}) {
-      Case c = b.base(33, 31, 35, "scalars");
+      Problem c = b.base(33, 31, 35, "scalars");
       c.alpha = alpha, c.beta = beta, c.recipe = r;
       b.add(c);
     }
@@ -201,7 +201,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& targ
   // 4. Every recipe at a few telling shapes, including long k.
   for (auto [m, n, k] : {std::tuple{17, 19, 23}, {64, 64, 64}, {65, 63, 257}, {128, 96, 1024}, {96, 128, 4096}})
     for (Recipe r : kRecipes) {
-      Case c = b.base(m, n, k, "recipe");
+      Problem c = b.base(m, n, k, "recipe");
       c.recipe = r;
       b.add(c);
     }
@@ -209,7 +209,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& targ
   // 4b. Special values where one or two products decide each element (beta = 0):
   // a flushed subnormal or a lost 0*Inf cannot hide behind the other terms.
   for (int64_t k : {1, 2, 3}) {
-    Case c = b.base(16, 16, k, "specials, tiny k");
+    Problem c = b.base(16, 16, k, "specials, tiny k");
     c.recipe = Recipe::specials, c.alpha = 1, c.beta = 0;
     b.add(c);
   }
@@ -224,7 +224,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& targ
   // odd sizes so no tile divides them), where the memory budget holds it.
   const int64_t huge = (int64_t(1) << 20) + 7, mid = (int64_t(1) << 11) + 3;  // huge * mid > 2^31
   for (auto [m, n, k, what] : {std::tuple{huge, int64_t(3), mid, "A"}, {int64_t(3), huge, mid, "B"}}) {
-    Case c = b.base(m, n, k, std::string("index past 2^31 elements (") + what + ")");
+    Problem c = b.base(m, n, k, std::string("index past 2^31 elements (") + what + ")");
     if (huge_case_fits(c, target)) b.add(c);  // cuda only, within its memory budget
   }
   b.add(b.base(2097153, 2, 5, "m past 65,535 tiles"));
@@ -232,7 +232,7 @@ std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& targ
   return b.interleaved();
 }
 
-std::optional<Case> random_case(const Spec& spec, uint64_t seed, uint64_t index, const GenLimits& lim) {
+std::optional<Problem> random_case(const Spec& spec, uint64_t seed, uint64_t index, const GenLimits& lim) {
   uint64_t state = hash3(seed, 0xca5e, index);
   auto next = [&] { return state = mix64(state); };
   auto dim = [&]() -> int64_t {
@@ -245,7 +245,7 @@ std::optional<Case> random_case(const Spec& spec, uint64_t seed, uint64_t index,
     double u = unit_double(next());
     return int64_t(std::pow(double(lim.max_random_dim), u));
   };
-  Case c;
+  Problem c;
   c.m = dim(), c.n = dim(), c.k = dim();
   while (double(c.m) * double(c.n) * double(c.k) > lim.max_random_work) {
     int64_t* big = &c.m;
@@ -253,7 +253,7 @@ std::optional<Case> random_case(const Spec& spec, uint64_t seed, uint64_t index,
     if (c.k > *big) big = &c.k;
     *big /= 2;
   }
-  c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
+  { const auto d = spec_dtypes(spec); c.a_type = d[0], c.b_type = d[1], c.c_type = d[2]; }
   auto layout = [&](int64_t rows, int64_t cols) {
     bool col = next() % 2;
     int64_t pad = next() % 10 < 3 ? int64_t(1 + next() % 16) : 0;

@@ -4,23 +4,26 @@
 #include <cmath>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "case/rng.h"
+#include "core/error.h"
 
 namespace assay::gemm {
 
-std::array<TensorGeom, 3> tensors(const Case& c) {
+std::array<TensorGeom, 3> tensors(const Problem& c) {
   auto geom = [](DType t, int64_t rows, int64_t cols, const Layout& l) {
-    return TensorGeom{t, rows, cols, l.row_stride, l.col_stride, l.offset};
+    return TensorGeom::matrix(t, rows, cols, l.row_stride, l.col_stride, l.offset);
   };
   return {geom(c.a_type, c.m, c.k, c.a), geom(c.b_type, c.k, c.n, c.b), geom(c.c_type, c.m, c.n, c.c)};
 }
 
-double default_timeout(const Case& c, BackendKind backend) {
+double default_timeout(const Problem& c, BackendKind backend) {
   const double work = 2.0 * double(c.m) * double(c.n) * double(c.k);
   return 5.0 + work / (backend == BackendKind::host ? 5e7 : 1e10);
 }
 
-RecipeParams recipe_params(const Case& c, Operand which) {
+RecipeParams recipe_params(const Problem& c, Operand which) {
   RecipeParams p;
   p.recipe = c.recipe;
   p.keep = c.keep[which];  // the shrinker's nonzero cut (case/values.h)
@@ -54,26 +57,76 @@ RecipeParams recipe_params(const Case& c, Operand which) {
   return p;
 }
 
-SparseChange sparse_change(const Case& c) {
+SparseChange sparse_change(const Problem& c) {
   auto t = tensors(c);
   std::vector<int> candidates;  // the tensors whose elements the result depends on
   if (c.alpha != 0.0 && c.m > 0 && c.n > 0 && c.k > 0) candidates = {A, B};
   if (reads_c0(c) && t[C].count() > 0) candidates.push_back(C);
-  SparseChange s;
-  if (candidates.empty()) return s;
-  uint64_t h = mix64(c.seed ^ 0x5ba25e0003ull);
-  auto next = [&h](uint64_t n) { h = mix64(h + 0x9e3779b97f4a7c15ull); return h % n; };
-  s.tensor = candidates[next(candidates.size())];
-  const TensorGeom& g = t[s.tensor];
-  s.patch.seed = mix64(c.seed ^ 0x5eed0003ull);
-  switch (next(3)) {
-    case 0: s.patch.listed = 1; break;  // one element
-    case 1: s.patch.row = int64_t(next(uint64_t(g.rows))); return s;
-    default: s.patch.listed = int32_t(2 + next(Patch::kMaxListed - 1)); break;  // 2..8 scattered
+  return draw_sparse_change(to_case(c), candidates);
+}
+
+namespace {
+
+constexpr const char* kNames[3] = {"A", "B", "C"};
+
+CaseTensor tensor_of(const char* name, Role role, const TensorGeom& g, const Keep& keep) {
+  CaseTensor t;
+  t.name = name, t.role = role, t.dtype = g.dtype;
+  t.shape = {g.shape[0], g.shape[1]}, t.strides = {g.strides[0], g.strides[1]};
+  t.offset = g.offset, t.keep = keep;
+  return t;
+}
+
+}  // namespace
+
+Case to_case(const Problem& p) {
+  Case c;
+  c.op = "gemm";
+  c.sizes = {{"m", p.m}, {"n", p.n}, {"k", p.k}};
+  const auto g = tensors(p);
+  for (int i = 0; i < 3; ++i) c.tensors.push_back(tensor_of(kNames[i], i < 2 ? Role::input : Role::inout, g[i], p.keep[i]));
+  c.scalars = {{"alpha", p.alpha}, {"beta", p.beta}};
+  c.recipe = p.recipe, c.seed = p.seed, c.origin = p.origin;
+  return c;
+}
+
+void validate_case(const Case& c) {
+  auto bad = [&](const std::string& why) { throw InputError("not a gemm case: " + why + " (" + describe(c) + ")"); };
+  if (c.sizes.size() != 3 || c.sizes[0].name != "m" || c.sizes[1].name != "n" || c.sizes[2].name != "k")
+    bad("its sizes must be m, n, k");
+  if (c.tensors.size() != 3) bad("it must have tensors A, B, C");
+  if (c.scalars.size() != 2 || c.scalars[0].name != "alpha" || c.scalars[1].name != "beta")
+    bad("its scalars must be alpha, beta");
+  const int64_t m = c.sizes[0].value, n = c.sizes[1].value, k = c.sizes[2].value;
+  const int64_t rows[3] = {m, k, m}, cols[3] = {k, n, n};
+  for (int i = 0; i < 3; ++i) {
+    const CaseTensor& t = c.tensors[size_t(i)];
+    if (t.name != kNames[i]) bad(fmt::format("tensor {} must be named {}", i, kNames[i]));
+    if (t.role != (i < 2 ? Role::input : Role::inout)) bad(fmt::format("{} has the wrong role", t.name));
+    if (t.shape.size() != 2 || t.shape[0] != rows[i] || t.shape[1] != cols[i])
+      bad(fmt::format("{} must have shape [{}, {}]", t.name, rows[i], cols[i]));
   }
-  for (int i = 0; i < s.patch.listed; ++i)
-    s.patch.at[i] = keep_position(next(uint64_t(g.rows)), next(uint64_t(g.cols)));
-  return s;
+}
+
+Problem problem(const Case& c) {
+  validate_case(c);
+  Problem p;
+  p.m = c.sizes[0].value, p.n = c.sizes[1].value, p.k = c.sizes[2].value;
+  DType* types[3] = {&p.a_type, &p.b_type, &p.c_type};
+  Layout* layouts[3] = {&p.a, &p.b, &p.c};
+  for (int i = 0; i < 3; ++i) {
+    const CaseTensor& t = c.tensors[size_t(i)];
+    *types[i] = t.dtype;
+    *layouts[i] = Layout{t.strides[0], t.strides[1], t.offset};
+    p.keep[size_t(i)] = t.keep;
+  }
+  p.alpha = c.scalars[0].value, p.beta = c.scalars[1].value;
+  p.recipe = c.recipe, p.seed = c.seed, p.origin = c.origin;
+  return p;
+}
+
+std::array<DType, 3> spec_dtypes(const Spec& spec) {
+  return {spec.dtype_or("a", DType::f32), spec.dtype_or("b", DType::f32), spec.dtype_or("c", DType::f32)};
 }
 
 std::optional<double> Context::variable(std::string_view name) const {

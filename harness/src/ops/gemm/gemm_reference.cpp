@@ -5,12 +5,12 @@
 #include "backend/cuda/cuda_backend.h"
 #include "ops/gemm/gemm_problem.h"
 #include "ops/gemm/gemm_tolerance.h"
-#include "reference/device/gemm_cublas.h"
-#include "reference/host/gemm_eigen.h"
+#include "ops/gemm/gemm_reference_cuda.h"
+#include "ops/gemm/gemm_reference_host.h"
 
 namespace assay::gemm {
 
-void reference_rows(Backend& backend, const Case& c, const std::byte* a, const std::byte* b, const std::byte* c0,
+void reference_rows(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b, const std::byte* c0,
                     const reference::RowBlockVisitor& visit) {
   auto t = tensors(c);
   reference::GemmOperands op{a, t[A], b, t[B], c.beta != 0.0 ? c0 : nullptr, t[C], c.alpha, c.beta};
@@ -22,7 +22,7 @@ void reference_rows(Backend& backend, const Case& c, const std::byte* a, const s
   }
 }
 
-ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, const std::byte* b,
+ReferenceResult reference(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b,
                           const std::byte* c0) {
   ReferenceResult r;
   const size_t count = size_t(c.m * c.n);
@@ -36,7 +36,7 @@ ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, c
   return r;
 }
 
-std::vector<std::vector<double>> class_references(Backend& backend, const Case& c, Compute compute,
+std::vector<std::vector<double>> class_references(Backend& backend, const Problem& c, Compute compute,
                                                   const std::array<RecipeParams, 3>& drawn, uint64_t seed) {
   auto t = tensors(c);
   struct Scratch {  // released however the reference ends
@@ -67,7 +67,7 @@ std::vector<std::vector<double>> class_references(Backend& backend, const Case& 
   return refs;
 }
 
-CompareStats compare_to_reference(Backend& backend, const Case& c, const Tolerance& tol, const std::byte* out,
+CompareStats compare_to_reference(Backend& backend, const Problem& c, const Tolerance& tol, const std::byte* out,
                                   const std::byte* a, const std::byte* b, const std::byte* c0,
                                   const Deadline& deadline, ReferenceResult* keep,
                                   std::span<const std::vector<double>> class_refs) {
@@ -80,7 +80,7 @@ CompareStats compare_to_reference(Backend& backend, const Case& c, const Toleran
     // whole, so calls that ran before the deadline keep their verdicts.
     if (row0 > 0 && deadline.passed()) throw DeadlineReached("the comparison was still running at the deadline");
     TensorGeom part = g;  // rows [row0, row0 + rows) of C: the same strides, the offset moved
-    part.rows = rows, part.offset = g.offset + row0 * g.row_stride;
+    part.shape[0] = rows, part.offset = g.offset + row0 * g.row_stride();
     for (size_t k = 0; k < classes.size(); ++k) classes[k] = class_refs[k].data() + row0 * c.n;
     accumulate(total, compare(tol, part, out, block.ref, block.bound, block.terms, classes), row0);
     if (keep) {

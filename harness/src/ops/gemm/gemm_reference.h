@@ -6,23 +6,24 @@
 
 #include "backend/backend.h"
 #include "case/case.h"
+#include "ops/gemm/gemm_problem.h"
 #include "core/deadline.h"
 #include "judge/compare.h"
-#include "reference/gemm_operands.h"
+#include "ops/gemm/gemm_operands.h"
 
 namespace assay::gemm {
 
 struct ReferenceResult {
-  std::vector<double> ref, bound, terms;  // m*n each, row-major (reference/gemm_operands.h)
+  std::vector<double> ref, bound, terms;  // m*n each, row-major (ops/gemm/gemm_operands.h)
 };
 
 // a, b, c0 point at the operands' data starts in the backend's memory; c0 is
 // ignored when beta == 0. The result in blocks of rows, in order
 // (reference::reference_block_rows): the host holds one block at a time.
-void reference_rows(Backend& backend, const Case& c, const std::byte* a, const std::byte* b, const std::byte* c0,
+void reference_rows(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b, const std::byte* c0,
                     const reference::RowBlockVisitor& visit);
 // The whole result at once (24 bytes per element of C: for small cases, dumps, baselines).
-ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, const std::byte* b,
+ReferenceResult reference(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b,
                           const std::byte* c0);
 
 // FP64 results on the inputs converted into the compute type: A and B in
@@ -31,7 +32,7 @@ ReferenceResult reference(Backend& backend, const Case& c, const std::byte* a, c
 // scratch memory with `drawn`, the parameters the call's inputs were drawn
 // with, and `seed`. Only their NaN/Inf classes are used
 // (gemm::needs_class_reference).
-std::vector<std::vector<double>> class_references(Backend& backend, const Case& c, Compute compute,
+std::vector<std::vector<double>> class_references(Backend& backend, const Problem& c, Compute compute,
                                                   const std::array<RecipeParams, 3>& drawn, uint64_t seed);
 
 // Compares the output `out` (host memory, at C's data start) with the
@@ -40,7 +41,7 @@ std::vector<std::vector<double>> class_references(Backend& backend, const Case& 
 // `deadline` has passed (a huge C takes seconds). `keep`, if given, receives the whole reference and bound
 // (for dumps; 16 bytes per element). class_refs: class_references' results,
 // whose NaN/Inf classes an element may also have.
-CompareStats compare_to_reference(Backend& backend, const Case& c, const Tolerance& tol, const std::byte* out,
+CompareStats compare_to_reference(Backend& backend, const Problem& c, const Tolerance& tol, const std::byte* out,
                                   const std::byte* a, const std::byte* b, const std::byte* c0,
                                   const Deadline& deadline, ReferenceResult* keep = nullptr,
                                   std::span<const std::vector<double>> class_refs = {});

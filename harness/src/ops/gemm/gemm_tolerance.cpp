@@ -19,7 +19,7 @@ DType accumulator_type(Compute c) {
 // Largest finite |value| an operand's recipe draws (case/values.h): ints up to
 // int_range, uniform and the finite specials in [-1, 1), mixed below 2^exp_hi
 // (rounding to the storage type may reach 2^exp_hi itself).
-double max_abs(const Case& c, Operand which) {
+double max_abs(const Problem& c, Operand which) {
   RecipeParams p = recipe_params(c, which);
   switch (p.recipe) {
     case Recipe::ints: return p.int_range;
@@ -50,7 +50,7 @@ bool converts(DType t, Compute c) {
          f.max < max_finite(t);
 }
 
-bool needs_class_reference(const Case& c, Compute compute) {
+bool needs_class_reference(const Problem& c, Compute compute) {
   const bool a = converts(c.a_type, compute), b = converts(c.b_type, compute);
   const bool c0 = reads_c0(c) && converts(c.c_type, accumulator(compute));
   if (!(a || b || c0)) return false;
@@ -79,7 +79,7 @@ bool needs_class_reference(const Case& c, Compute compute) {
 //     flushed, 3 mu_acc; the output flushed in its own type, mu(C).
 // Flushing only shrinks magnitudes, so the rounding errors of the flushed
 // problem stay within the usual relative term (its bound is no larger).
-double flush_allowance(const Case& c, Compute compute) {
+double flush_allowance(const Problem& c, Compute compute) {
   const double mu_acc = min_normal(accumulator_type(compute));
   const double mu_a = std::max(min_normal(c.a_type), mu_acc), mu_b = std::max(min_normal(c.b_type), mu_acc);
   const double mu_c = std::max(min_normal(c.c_type), mu_acc);
@@ -89,7 +89,7 @@ double flush_allowance(const Case& c, Compute compute) {
          3.0 * mu_acc + min_normal(c.c_type);
 }
 
-Tolerance tolerance(const Case& c, Compute compute, double scale, uint64_t poison_bits, Subnormals subnormals) {
+Tolerance tolerance(const Problem& c, Compute compute, double scale, uint64_t poison_bits, Subnormals subnormals) {
   Tolerance t;
   t.out = c.c_type;
   t.scale = scale;

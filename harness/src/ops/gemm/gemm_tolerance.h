@@ -3,6 +3,7 @@
 // with u_eff from the claimed compute precision and k; exact recipes must match.
 #pragma once
 #include "case/case.h"
+#include "ops/gemm/gemm_problem.h"
 #include "judge/compare.h"
 #include "spec/spec.h"
 
@@ -12,11 +13,11 @@ namespace assay::gemm {
 inline constexpr double kDefaultScale = 2.0;
 
 // `subnormals` is the spec's contract; `flush` adds flush_allowance().
-Tolerance tolerance(const Case& c, Compute compute, double scale, uint64_t poison_bits,
+Tolerance tolerance(const Problem& c, Compute compute, double scale, uint64_t poison_bits,
                     Subnormals subnormals = Subnormals::ieee);
 // Largest |error| that flushing subnormals to zero can add to one element of
 // the case (derived in gemm_tolerance.cpp and docs/tolerance.md).
-double flush_allowance(const Case& c, Compute compute);
+double flush_allowance(const Problem& c, Compute compute);
 
 // The precision a kernel of this compute type accumulates in: f16 for f16,
 // f64 for f64, f32 otherwise (tf32 and bf16 products sum in f32's range).
@@ -28,6 +29,6 @@ bool converts(DType t, Compute c);
 // change some element's NaN/Inf class (an input overflowing to Inf, or a
 // subnormal rounding to 0 beside an Inf): then the class is also judged
 // against a reference on the converted inputs (docs/tolerance.md).
-bool needs_class_reference(const Case& c, Compute compute);
+bool needs_class_reference(const Problem& c, Compute compute);
 
 }  // namespace assay::gemm

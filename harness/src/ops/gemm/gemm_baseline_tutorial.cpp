@@ -8,11 +8,22 @@
 
 #include <fmt/format.h>
 
-#include "baseline/common.h"
+#include "ops/gemm/gemm_baseline_common.h"
 #include "case/rng.h"
 #include "ops/gemm/gemm_problem.h"
 
-namespace assay::baseline {
+namespace assay::gemm {
+
+using baseline::BaselineOptions;
+using baseline::BaselineResult;
+using baseline::CachingPool;
+using baseline::Stopwatch;
+using baseline::Tensor;
+using baseline::bytes_for;
+using baseline::draw_normal;
+using baseline::draw_uniform;
+using baseline::load;
+using baseline::store;
 namespace {
 
 constexpr double kAlpha = 0.5, kBeta = 3.0, kTolerance = 0.01;
@@ -35,13 +46,13 @@ BaselineResult run_tutorial(Backend& backend, Runner& runner, const Spec& spec, 
   BaselineResult res;
   res.checker = "tutorial";
   Stopwatch clock;
-  if (spec.c == DType::f16 || spec.c == DType::bf16) {
+  if (spec_dtypes(spec)[2] == DType::f16 || spec_dtypes(spec)[2] == DType::bf16) {
     res.applicable = false;
     res.detail = "the rule is written for fp32 (SGEMM) outputs: an absolute 0.01 cannot hold for 16-bit C";
     return res;
   }
   // The sizes this backend takes; cases moved inside the spec's requires.
-  std::vector<Case> cases;
+  std::vector<Problem> cases;
   for (int64_t s = 128; s <= 4096; s *= 2) {
     auto c = fit(plain_case(spec, s, s, s, kAlpha, kBeta), spec);
     if (c && within_limits(backend, *c)) cases.push_back(*c);
@@ -54,21 +65,21 @@ BaselineResult run_tutorial(Backend& backend, Runner& runner, const Spec& spec, 
   // Like sgemm.cu: A, B, C allocated once at the largest size and filled once;
   // each size uses the start of them.
   size_t bytes[3] = {1, 1, 1};
-  for (const Case& c : cases) {
-    auto g = gemm::tensors(c);
+  for (const Problem& c : cases) {
+    auto g = tensors(c);
     for (int i = 0; i < 3; ++i) bytes[i] = std::max(bytes[i], bytes_for(g[i]));
   }
   CachingPool pool(backend);
   Tensor t[3];
   for (int i = 0; i < 3; ++i) {
     t[i].buf = pool.get(bytes[i]);
-    const DType dt = i == 0 ? spec.a : i == 1 ? spec.b : spec.c;
+    const DType dt = spec_dtypes(spec)[size_t(i)];
     const int64_t count = int64_t(bytes[i] / dtype_bytes(dt));
-    t[i].geom = TensorGeom{dt, 1, count, count, 1, 0};  // the whole buffer as one row
+    t[i].geom = TensorGeom::matrix(dt, 1, count, count, 1, 0);  // the whole buffer as one row
     store(backend, t[i], randomize_matrix(opt.seed, uint32_t(i), count));
   }
-  for (const Case& c : cases) {
-    auto g = gemm::tensors(c);
+  for (const Problem& c : cases) {
+    auto g = tensors(c);
     for (int i = 0; i < 3; ++i) t[i].geom = g[i];
     const std::vector<double> ref = reference(backend, c, t[0], t[1], &t[2]);  // cuBLAS into dC_ref first
     ++res.cases_run;
@@ -102,4 +113,4 @@ BaselineResult run_tutorial(Backend& backend, Runner& runner, const Spec& spec, 
   return res;
 }
 
-}  // namespace assay::baseline
+}  // namespace assay::gemm

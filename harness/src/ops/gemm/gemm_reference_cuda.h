@@ -1,7 +1,7 @@
 // Device reference: cuBLAS DGEMM on exactly widened operands (device pointers
 // in `op`), computing A*B and |A|*|B| in FP64; results land in host arrays.
 #pragma once
-#include "reference/gemm_operands.h"
+#include "ops/gemm/gemm_operands.h"
 
 struct cublasContext;
 

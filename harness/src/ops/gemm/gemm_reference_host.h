@@ -1,6 +1,6 @@
 // Host reference: Eigen in double on exactly widened operands.
 #pragma once
-#include "reference/gemm_operands.h"
+#include "ops/gemm/gemm_operands.h"
 
 namespace assay::reference {
 

@@ -6,12 +6,23 @@
 
 #include <fmt/format.h>
 
-#include "baseline/common.h"
+#include "ops/gemm/gemm_baseline_common.h"
 #include "case/rng.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
 
-namespace assay::baseline {
+namespace assay::gemm {
+
+using baseline::BaselineOptions;
+using baseline::BaselineResult;
+using baseline::CachingPool;
+using baseline::Stopwatch;
+using baseline::Tensor;
+using baseline::bytes_for;
+using baseline::draw_normal;
+using baseline::draw_uniform;
+using baseline::load;
+using baseline::store;
 namespace {
 
 struct Shape {
@@ -40,9 +51,9 @@ bool close(double got, double want, std::pair<double, double> tol) {
 
 // Variant 0: contiguous. 1: A transposed in memory (a.mT.contiguous().mT),
 // B sliced from a wider tensor. 2: A sliced, B transposed.
-Case variant(Case c, int v) {
-  if (v == 1) c.a = gemm::make_layout(c.m, c.k, true), c.b = gemm::make_layout(c.k, c.n, false, kPad);
-  if (v == 2) c.a = gemm::make_layout(c.m, c.k, false, kPad), c.b = gemm::make_layout(c.k, c.n, true);
+Problem variant(Problem c, int v) {
+  if (v == 1) c.a = make_layout(c.m, c.k, true), c.b = make_layout(c.k, c.n, false, kPad);
+  if (v == 2) c.a = make_layout(c.m, c.k, false, kPad), c.b = make_layout(c.k, c.n, true);
   return c;
 }
 const char* kVariantNames[] = {"contiguous", "A transposed, B padded", "A padded, B transposed"};
@@ -53,7 +64,7 @@ BaselineResult run_assert_close(Backend& backend, Runner& runner, const Spec& sp
   BaselineResult res;
   res.checker = "assert_close";
   Stopwatch clock;
-  const auto tol = tolerances(spec.c);
+  const auto tol = tolerances(spec_dtypes(spec)[2]);
   CachingPool pool(backend);
   for (size_t s = 0; s < std::size(kShapes) && !res.caught; ++s) {
     for (int v = 0; v < 3 && !res.caught; ++v) {
@@ -63,9 +74,9 @@ BaselineResult run_assert_close(Backend& backend, Runner& runner, const Spec& sp
         ++res.cases_skipped;
         continue;
       }
-      Case c = *fitted;
+      Problem c = *fitted;
       c.seed = hash3(opt.seed, 0x7463, s);  // one draw per shape: the copies hold the same values
-      auto g = gemm::tensors(c);
+      auto g = tensors(c);
       Tensor a{pool.get(bytes_for(g[0])), g[0]}, b{pool.get(bytes_for(g[1])), g[1]};
       store(backend, a, draw_normal(c.seed, 0, c.m * c.k));
       store(backend, b, draw_normal(c.seed, 1, c.k * c.n));
@@ -93,4 +104,4 @@ BaselineResult run_assert_close(Backend& backend, Runner& runner, const Spec& sp
   return res;
 }
 
-}  // namespace assay::baseline
+}  // namespace assay::gemm

@@ -1,4 +1,4 @@
-#include "reference/device/gemm_cublas.h"
+#include "ops/gemm/gemm_reference_cuda.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -48,7 +48,7 @@ unsigned blocks_for(int64_t n) {
 __global__ void widen_kernel(const std::byte* base, TensorGeom g, double* out, double* out_abs) {
   const int size = dtype_bytes(g.dtype);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < g.count(); i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t r = i % g.rows, c = i / g.rows;
+    int64_t r = i % g.rows(), c = i / g.rows();
     double v = decode(g.dtype, load_bits(g.dtype, base + g.index(r, c) * size));
     out[i] = v;
     out_abs[i] = fabs(v);
@@ -60,9 +60,9 @@ __global__ void widen_kernel(const std::byte* base, TensorGeom g, double* out, d
 __global__ void combine_kernel(const double* ab, const double* abs_ab, const std::byte* c0, TensorGeom gc,
                                double alpha, double beta, int64_t row0, int64_t rows, GemmResult out) {
   const int size = dtype_bytes(gc.dtype);
-  const int64_t count = rows * gc.cols;
+  const int64_t count = rows * gc.cols();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t r = row0 + i / gc.cols, c = i % gc.cols, cm = c * gc.rows + r;
+    int64_t r = row0 + i / gc.cols(), c = i % gc.cols(), cm = c * gc.rows() + r;
     double c0v = beta == 0.0 ? 0.0 : decode(gc.dtype, load_bits(gc.dtype, c0 + gc.index(r, c) * size));
     combine(ab[cm], abs_ab[cm], c0v, alpha, beta, out, i);
   }
@@ -72,7 +72,7 @@ __global__ void combine_kernel(const double* ab, const double* abs_ab, const std
 
 void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const RowBlockVisitor& visit) {
   auto stream = cudaStream_t(stream_ptr);
-  const int64_t m = op.gc.rows, n = op.gc.cols, k = op.ga.cols;
+  const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
   if (m == 0 || n == 0) return;
   DeviceArray ab(m * n, stream), abs_ab(m * n, stream);
   check(cudaMemsetAsync(ab.p, 0, m * n * sizeof(double), stream), "memset");

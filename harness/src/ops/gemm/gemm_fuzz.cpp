@@ -1,4 +1,4 @@
-#include "fuzz/case_codec.h"
+#include "ops/gemm/gemm_fuzz.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,7 +6,7 @@
 
 #include "case/rng.h"
 
-namespace assay::fuzz {
+namespace assay::gemm {
 namespace {
 
 constexpr double kScalars[] = {1, 0, -1, 0.7, 1.3};
@@ -48,7 +48,7 @@ uint8_t layout_byte(const Layout& l, int64_t rows, int64_t cols) {
 }
 
 Layout layout_of(uint8_t b, int64_t rows, int64_t cols) {
-  return gemm::make_layout(rows, cols, b & 1, (b >> 1) & 15, (b >> 5) & 3);
+  return make_layout(rows, cols, b & 1, (b >> 1) & 15, (b >> 5) & 3);
 }
 
 uint8_t scalar_index(double v) {
@@ -80,7 +80,7 @@ void bound_ordinary(int64_t d[3], const CodecLimits& lim, int keep) {
 }
 
 // Layouts re-derived from their bytes so strides stay consistent with the dims.
-void set_dims(Case& x, const int64_t d[3], const uint8_t layout[3]) {
+void set_dims(Problem& x, const int64_t d[3], const uint8_t layout[3]) {
   x.m = d[0], x.n = d[1], x.k = d[2];
   x.a = layout_of(layout[0], x.m, x.k), x.b = layout_of(layout[1], x.k, x.n), x.c = layout_of(layout[2], x.m, x.n);
 }
@@ -88,22 +88,22 @@ void set_dims(Case& x, const int64_t d[3], const uint8_t layout[3]) {
 // A huge case is one dimension (index h) in [max_dim, 2^24), the others
 // ordinary, its work within max_huge_work and its bytes within the target's
 // device and host budgets.
-bool huge_fits(const Case& x, int h, const CodecLimits& lim) {
+bool huge_fits(const Problem& x, int h, const CodecLimits& lim) {
   const int64_t d[3] = {x.m, x.n, x.k};
   if (!huge_allowed(lim) || d[h] < lim.max_dim || d[h] > kMaxHuge) return false;
   for (int i = 0; i < 3; ++i)
     if (i != h && (d[i] < 0 || d[i] >= lim.max_dim)) return false;
-  return work(d) <= lim.max_huge_work && gemm::huge_case_fits(x, lim.huge);
+  return work(d) <= lim.max_huge_work && huge_case_fits(x, lim.huge);
 }
 
 // x's dims made valid: dimension `huge` may stay huge where it fits (else it
 // drops to the largest ordinary value); every other one is ordinary, `keep`
 // kept where the work bound allows.
-void settle(Case& x, const uint8_t layout[3], int huge, int keep, const CodecLimits& lim) {
+void settle(Problem& x, const uint8_t layout[3], int huge, int keep, const CodecLimits& lim) {
   int64_t d[3] = {x.m, x.n, x.k};
   for (int64_t& v : d) v = std::clamp<int64_t>(v, 0, kMaxHuge);
   if (huge >= 0 && d[huge] >= lim.max_dim) {
-    Case h = x;
+    Problem h = x;
     int64_t e[3] = {d[0], d[1], d[2]};
     for (int i = 0; i < 3; ++i)
       if (i != huge) e[i] = std::min<int64_t>(e[i], lim.max_dim - 1);
@@ -117,7 +117,7 @@ void settle(Case& x, const uint8_t layout[3], int huge, int keep, const CodecLim
   set_dims(x, d, layout);
 }
 
-int huge_dim(const Case& c, const CodecLimits& lim) {
+int huge_dim(const Problem& c, const CodecLimits& lim) {
   const int64_t d[3] = {c.m, c.n, c.k};
   int h = -1;
   for (int i = 0; i < 3; ++i)
@@ -129,7 +129,7 @@ int huge_dim(const Case& c, const CodecLimits& lim) {
 // other two small (grid and row limits) or one of them just large enough that
 // a tensor holding the pair passes 2^31 elements (32-bit offsets). Falls back
 // to the small variant, and then to no move, where the case would not fit.
-bool huge_move(Case& x, const uint8_t layout[3], const std::function<uint64_t()>& next, const CodecLimits& lim) {
+bool huge_move(Problem& x, const uint8_t layout[3], const std::function<uint64_t()>& next, const CodecLimits& lim) {
   const int h = int(next() % 3);
   const int64_t deltas[] = {-1, 0, 1, int64_t(2 * (next() % 32) + 1)};
   const int64_t v = (int64_t(1) << (20 + next() % 3)) + deltas[next() % 4];
@@ -141,7 +141,7 @@ bool huge_move(Case& x, const uint8_t layout[3], const std::function<uint64_t()>
   for (bool wide : {past_2_31, false}) {
     int64_t e[3] = {d[0], d[1], d[2]};
     if (wide) e[partner] = ((int64_t(1) << 31) + v - 1) / v + int64_t(next() % 4);
-    Case y = x;
+    Problem y = x;
     set_dims(y, e, layout);
     if (huge_fits(y, h, lim)) {
       x = y;
@@ -153,31 +153,11 @@ bool huge_move(Case& x, const uint8_t layout[3], const std::function<uint64_t()>
 
 }  // namespace
 
-CodecLimits campaign_limits(BackendKind kind, double memory_budget, double host_budget) {
-  const bool host = kind == BackendKind::host;
-  CodecLimits lim;
-  // Any dimension up to 8191 (k past 2048, say), the cost bounded instead by
-  // m*n*k and by the elements of A, B and C: about the old ceilings of 160
-  // (host) and 1024 (GPU) per dimension, m*n*k = 160^3 and 1024^3, with room
-  // for one long dimension.
-  lim.max_dim = 8192;
-  lim.max_work = host ? double(1 << 22) : double(1 << 30);
-  lim.max_elements = host ? double(1 << 17) : double(1 << 22);
-  // Huge cases where the gate runs its cases past 2^31 elements: on cuda,
-  // within the memory budget (never the host). They exist to cross index and
-  // grid limits, which takes elements, not work: 2^36 multiply-adds still
-  // lets a 2^31-element C have k = 32, a 32x cheaper worst case than the
-  // gate's 2^41 (under which an H200 campaign once ran 26 cases in 66 s).
-  lim.huge = gemm::SweepTarget{kind, memory_budget, host_budget};
-  lim.max_huge_work = host ? 0 : double(int64_t(1) << 36);
-  return lim;
-}
+bool is_huge_problem(const Problem& c, const CodecLimits& lim) { return huge_dim(c, lim) >= 0; }
 
-bool is_huge(const Case& c, const CodecLimits& lim) { return huge_dim(c, lim) >= 0; }
-
-Case decode(const uint8_t* data, size_t size, const Spec& spec, const CodecLimits& lim) {
+Problem decode(const uint8_t* data, size_t size, const Spec& spec, const CodecLimits& lim) {
   Genome g = read(data, size);
-  Case c;
+  Problem c;
   int64_t d[3];
   for (int i = 0; i < 3; ++i) d[i] = g.dims[i] % lim.max_dim;
   int huge = -1;
@@ -185,7 +165,7 @@ Case decode(const uint8_t* data, size_t size, const Spec& spec, const CodecLimit
     huge = g.huge_tag - kHugeTag;
     d[huge] = int64_t(g.huge_value);
   }
-  c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;  // before settle: a huge case's bytes depend on them
+  { const auto d = spec_dtypes(spec); c.a_type = d[0], c.b_type = d[1], c.c_type = d[2]; }  // before settle: a huge case's bytes depend on them
   c.m = d[0], c.n = d[1], c.k = d[2];
   settle(c, g.layout, huge, -1, lim);
   c.alpha = kScalars[g.alpha % 5], c.beta = kScalars[g.beta % 5];
@@ -196,7 +176,7 @@ Case decode(const uint8_t* data, size_t size, const Spec& spec, const CodecLimit
   return c;
 }
 
-std::vector<uint8_t> encode(const Case& c, const CodecLimits& lim) {
+std::vector<uint8_t> encode(const Problem& c, const CodecLimits& lim) {
   const int h = huge_dim(c, lim);
   std::vector<uint8_t> out(h < 0 ? kBaseBytes : kGenomeBytes);  // ordinary cases: the 20 bytes of old
   uint16_t dims[3] = {uint16_t(c.m), uint16_t(c.n), uint16_t(c.k)};
@@ -212,10 +192,10 @@ std::vector<uint8_t> encode(const Case& c, const CodecLimits& lim) {
   return out;
 }
 
-Case mutate(const Case& c, uint64_t random, const CodecLimits& lim) {
+Problem mutate(const Problem& c, uint64_t random, const CodecLimits& lim) {
   uint64_t r = random;
   auto next = [&] { return r = mix64(r); };
-  Case x = c;
+  Problem x = c;
   const uint8_t layout[3] = {layout_byte(c.a, c.m, c.k), layout_byte(c.b, c.k, c.n), layout_byte(c.c, c.m, c.n)};
   // Rarely, and only where huge cases may run: one dimension past 2^20.
   if (huge_allowed(lim) && next() % 64 == 0 && huge_move(x, layout, next, lim)) return x;
@@ -259,18 +239,18 @@ Case mutate(const Case& c, uint64_t random, const CodecLimits& lim) {
   return x;
 }
 
-std::vector<Case> seed_cases(const Spec& spec) {
-  std::vector<Case> out;
+std::vector<Problem> seed_cases(const Spec& spec) {
+  std::vector<Problem> out;
   for (int64_t d : {1, 7, 33})
     for (double beta : {0.0, 1.0}) {
-      Case c;
+      Problem c;
       c.m = c.n = c.k = d;
-      c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
-      c.a = gemm::make_layout(d, d, false), c.b = c.a, c.c = c.a;
+      { const auto t = spec_dtypes(spec); c.a_type = t[0], c.b_type = t[1], c.c_type = t[2]; }
+      c.a = make_layout(d, d, false), c.b = c.a, c.c = c.a;
       c.beta = beta, c.recipe = Recipe::ints, c.seed = uint64_t(d);
-      if (std::optional<Case> fitted = gemm::fit_requires(c, spec)) out.push_back(*fitted);
+      if (std::optional<Problem> fitted = fit_requires(c, spec)) out.push_back(*fitted);
     }
   return out;
 }
 
-}  // namespace assay::fuzz
+}  // namespace assay::gemm

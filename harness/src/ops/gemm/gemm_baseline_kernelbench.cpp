@@ -7,11 +7,22 @@
 
 #include <fmt/format.h>
 
-#include "baseline/common.h"
+#include "ops/gemm/gemm_baseline_common.h"
 #include "case/rng.h"
 #include "ops/gemm/gemm_problem.h"
 
-namespace assay::baseline {
+namespace assay::gemm {
+
+using baseline::BaselineOptions;
+using baseline::BaselineResult;
+using baseline::CachingPool;
+using baseline::Stopwatch;
+using baseline::Tensor;
+using baseline::bytes_for;
+using baseline::draw_normal;
+using baseline::draw_uniform;
+using baseline::load;
+using baseline::store;
 namespace {
 
 constexpr int kTrials = 5;        // num_correct_trials
@@ -43,12 +54,12 @@ BaselineResult run_kernelbench(Backend& backend, Runner& runner, const Spec& spe
     res.detail = fmt::format("its one shape ({0}x{0}x{0}) is outside the spec's requires", n);
     return res;
   }
-  const Case base = *fitted;
-  const auto geom = gemm::tensors(base);
+  const Problem base = *fitted;
+  const auto geom = tensors(base);
   const double tol = tolerance(base.c_type);
   CachingPool pool(backend);
   for (int trial = 0; trial < kTrials && !res.caught; ++trial) {
-    Case c = base;
+    Problem c = base;
     c.seed = hash3(opt.seed, 0x6b62, uint64_t(trial));  // a fresh seed per trial, from seed_num
     Tensor a{pool.get(bytes_for(geom[0])), geom[0]}, b{pool.get(bytes_for(geom[1])), geom[1]};
     store(backend, a, draw_uniform(c.seed, 0, c.m * c.k));
@@ -82,4 +93,4 @@ BaselineResult run_kernelbench(Backend& backend, Runner& runner, const Spec& spe
   return res;
 }
 
-}  // namespace assay::baseline
+}  // namespace assay::gemm

@@ -1,4 +1,4 @@
-#include "reference/host/gemm_eigen.h"
+#include "ops/gemm/gemm_reference_host.h"
 
 #include <algorithm>
 #include <vector>
@@ -12,10 +12,10 @@ using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajo
 
 // Rows [row0, row0 + rows) of a strided tensor, widened exactly (or their absolute values).
 Mat widen(const std::byte* base, const TensorGeom& g, int64_t row0, int64_t rows, bool absolute) {
-  Mat m(rows, g.cols);
+  Mat m(rows, g.cols());
   const int size = dtype_bytes(g.dtype);
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < g.cols; ++c) {
+    for (int64_t c = 0; c < g.cols(); ++c) {
       double v = decode(g.dtype, load_bits(g.dtype, base + g.index(row0 + r, c) * size));
       m(r, c) = absolute ? std::fabs(v) : v;
     }
@@ -25,7 +25,7 @@ Mat widen(const std::byte* base, const TensorGeom& g, int64_t row0, int64_t rows
 }  // namespace
 
 void gemm_eigen(const GemmOperands& op, const RowBlockVisitor& visit) {
-  const int64_t m = op.gc.rows, n = op.gc.cols, k = op.ga.cols;
+  const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
   if (m == 0 || n == 0) return;
   const bool product = op.alpha != 0.0 && k > 0;
   Mat b, b_abs;

@@ -1,0 +1,151 @@
+// The op registry and the behaviour most ops share.
+#include "ops/op.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "case/rng.h"
+#include "core/error.h"
+#include "core/yaml_input.h"
+
+namespace assay {
+namespace {
+
+std::map<std::string, OpFactory, std::less<>>& factories() {
+  static std::map<std::string, OpFactory, std::less<>> f;  // filled during static initialisation
+  return f;
+}
+
+// Sizes and scalars as variables, tensors by name.
+class CaseContext final : public EvalContext {
+ public:
+  explicit CaseContext(const Case& c) : c_(c) {}
+  std::optional<double> variable(std::string_view name) const override {
+    for (auto& s : c_.sizes)
+      if (s.name == name) return double(s.value);
+    for (auto& s : c_.scalars)
+      if (s.name == name) return s.value;
+    return std::nullopt;
+  }
+  std::optional<TensorGeom> tensor(std::string_view name) const override {
+    const int i = c_.tensor_index(name);
+    if (i < 0) return std::nullopt;
+    return c_.geom(i);
+  }
+
+ private:
+  Case c_;
+};
+
+}  // namespace
+
+bool register_op(std::string_view name, OpFactory factory) {
+  factories().emplace(std::string(name), std::move(factory));
+  return true;
+}
+
+std::vector<std::string> registered_ops() {
+  std::vector<std::string> names;
+  for (auto& [n, f] : factories()) names.push_back(n);
+  return names;
+}
+
+std::shared_ptr<const Op> make_op(const Spec& spec) {
+  auto it = factories().find(spec.op);
+  if (it == factories().end())
+    throw InputError(fmt::format("{}: unknown op '{}' (known: {})", spec.file.string(), spec.op,
+                                 fmt::join(registered_ops(), ", ")));
+  return it->second(spec);
+}
+
+const Op& op_of(const Spec& spec) {
+  if (spec.impl) return *spec.impl;
+  // A Spec built in code, not read from a file: the op with its defaults,
+  // made once per op name.
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const Op>, std::less<>> made;
+  std::lock_guard lock(mu);
+  auto it = made.find(spec.op);
+  if (it == made.end()) it = made.emplace(spec.op, make_op(spec)).first;
+  return *it->second;
+}
+
+std::shared_ptr<const Op> default_op(std::string_view name) {
+  auto it = factories().find(name);
+  if (it == factories().end()) return nullptr;
+  Spec s;
+  s.op = std::string(name);
+  try {
+    return it->second(s);
+  } catch (const InputError&) {
+    return nullptr;  // an op that cannot exist without its spec (custom)
+  }
+}
+
+std::unique_ptr<EvalContext> Op::context(const Case& c) const { return std::make_unique<CaseContext>(c); }
+
+bool Op::plannable(const Case& c) const { return work(c) <= double(1 << 24) && case_bytes(c) <= double(1 << 20); }
+
+bool Op::reads_initial(const Case& c, int tensor) const { return c.tensors[size_t(tensor)].role == Role::inout; }
+
+bool Op::is_huge(const Case& c, const CodecLimits& lim) const {
+  return std::any_of(c.sizes.begin(), c.sizes.end(), [&](auto& s) { return s.value >= lim.max_dim; });
+}
+
+SparseChange Op::sparse_change(const Case& c) const {
+  std::vector<int> candidates;  // the tensors the result reads
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    const bool read = c.tensors[i].role == Role::input || reads_initial(c, int(i));
+    if (read && c.geom(int(i)).count() > 0) candidates.push_back(int(i));
+  }
+  return draw_sparse_change(c, candidates);
+}
+
+SparseChange draw_sparse_change(const Case& c, const std::vector<int>& candidates) {
+  SparseChange s;
+  if (candidates.empty()) return s;
+  uint64_t h = mix64(c.seed ^ 0x5ba25e0003ull);
+  auto next = [&h](uint64_t n) { h = mix64(h + 0x9e3779b97f4a7c15ull); return h % n; };
+  s.tensor = candidates[next(candidates.size())];
+  const TensorGeom g = c.geom(s.tensor);
+  s.patch.seed = mix64(c.seed ^ 0x5eed0003ull);
+  switch (next(3)) {
+    case 0: s.patch.listed = 1; break;  // one element
+    case 1: s.patch.row = int64_t(next(uint64_t(g.rows()))); return s;
+    default: s.patch.listed = int32_t(2 + next(Patch::kMaxListed - 1)); break;  // 2..8 scattered
+  }
+  for (int i = 0; i < s.patch.listed; ++i)
+    s.patch.at[i] = keep_position(next(uint64_t(g.rows())), next(uint64_t(g.cols())));
+  return s;
+}
+
+void check_spec_keys(const Spec& spec, std::initializer_list<std::string_view> op_keys,
+                     std::initializer_list<std::string_view> tensors) {
+  if (!spec.yaml || !spec.yaml.IsMap()) return;  // a Spec built in code
+  yaml_input::Fields top(spec.file.string(), spec.yaml);
+  std::vector<std::string_view> allowed(std::begin(kGenericSpecKeys), std::end(kGenericSpecKeys));
+  allowed.insert(allowed.end(), op_keys.begin(), op_keys.end());
+  top.only(allowed);
+  if (tensors.size() == 0) return;
+  yaml_input::Fields d = top.nested(top.required("dtypes"));
+  std::vector<std::string_view> names;
+  for (auto t : tensors) names.push_back(t);
+  for (const auto& f : d.all()) {
+    const std::string key = f.key.substr(std::string("dtypes.").size());
+    auto same = [&](std::string_view t) {
+      return t.size() == key.size() && std::equal(t.begin(), t.end(), key.begin(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+             });
+    };
+    if (std::none_of(names.begin(), names.end(), same))
+      d.fail(f, fmt::format("no tensor of op '{}' is named '{}' (its tensors: {})", spec.op, key, fmt::join(names, ", ")));
+  }
+  for (auto t : tensors)
+    if (!spec.dtype(t)) d.fail_at(d.line(), "dtypes." + std::string(t), "missing (required)");
+}
+
+}  // namespace assay
