@@ -15,6 +15,7 @@
 // pass's error is modelled as a correct f32 sum's: exact on integers, else
 // growing as sqrt(k) in ulps. Time per case is not modelled: on a GPU it
 // depends on the kernel (the feedback campaign paid twice the blind one's).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,9 +26,10 @@
 #include <unistd.h>
 
 #include "case/rng.h"
-#include "fuzz/case_codec.h"
 #include "fuzz/corpus.h"
 #include "fuzz/feedback.h"
+#include "fuzz/limits.h"
+#include "ops/op.h"
 
 extern "C" int LLVMFuzzerRunDriver(int* argc, char*** argv, int (*cb)(const uint8_t*, size_t));
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
@@ -36,29 +38,34 @@ namespace {
 using namespace assay;
 namespace fs = std::filesystem;
 
+// The modelled kernel is a GEMM's (the needle kernels are): the default
+// spec's op, its sizes m and k.
 struct Lab {
   Spec spec;
-  fuzz::CodecLimits limits;
+  const Op* op = nullptr;  // op_of(spec)
+  CodecLimits limits;
   int64_t block = 64, stage = 2048, cases = 0;
   fs::path corpus;  // removed at the end either way
 } lab;
 
 int run_one(const uint8_t* data, size_t size) {
-  const Case c = fuzz::decode(data, size, lab.spec, lab.limits);
+  const Case c = lab.op->decode(data, size, lab.spec, lab.limits);
   ++lab.cases;
   CaseOutcome o;
-  if (c.m % lab.block > lab.block / 2 && c.k > lab.stage) {
-    std::printf("found after %lld cases: m=%lld n=%lld k=%lld\n", (long long)lab.cases, (long long)c.m,
-                (long long)c.n, (long long)c.k);
+  const int64_t m = c.size("m"), k = c.size("k");
+  if (m % lab.block > lab.block / 2 && k > lab.stage) {
+    std::string sizes;
+    for (const auto& s : c.sizes) sizes += " " + s.name + "=" + std::to_string(s.value);
+    std::printf("found after %lld cases:%s\n", (long long)lab.cases, sizes.c_str());
     std::fflush(stdout);
     fs::remove_all(lab.corpus);
     std::_Exit(0);
   }
   if (c.recipe != Recipe::ints) {
-    o.stats.max_ulps = std::sqrt(double(c.k) + 1);
-    o.stats.max_ratio = o.stats.max_ulps / (2.0 * double(c.k + 4));
+    o.stats.max_ulps = std::sqrt(double(k) + 1);
+    o.stats.max_ratio = o.stats.max_ulps / (2.0 * double(k + 4));
   }
-  fuzz::record_features(c, o);
+  fuzz::record_features(*lab.op, c, o);
   return 0;
 }
 
@@ -66,9 +73,9 @@ int run_one(const uint8_t* data, size_t size) {
 
 // The campaign's mutator (campaign.cpp), over the lab's limits.
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
-  if (seed % 4 == 0) return LLVMFuzzerMutate(data, size, max_size);
-  auto bytes = fuzz::encode(fuzz::mutate(fuzz::decode(data, size, lab.spec, lab.limits), mix64(seed), lab.limits),
-                            lab.limits);
+  if (!lab.op || seed % 4 == 0) return LLVMFuzzerMutate(data, size, max_size);
+  const Op& op = *lab.op;
+  auto bytes = op.encode(op.mutate(op.decode(data, size, lab.spec, lab.limits), mix64(seed), lab.limits), lab.limits);
   size_t n = std::min(bytes.size(), max_size);
   std::memcpy(data, bytes.data(), n);
   return n;
@@ -92,6 +99,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   lab.block = block, lab.stage = stage;
+  lab.op = &op_of(lab.spec);
   const bool features = mode == "with";
   // ASSAY_FUZZ_LAB_LIMITS=host: the host's ordinary limits instead of cuda's.
   const char* which = std::getenv("ASSAY_FUZZ_LAB_LIMITS");
@@ -101,7 +109,7 @@ int main(int argc, char** argv) {
   fuzz::enable_features(features, lab.limits);
   lab.corpus = fs::temp_directory_path() / ("assay-fuzz-lab-" + std::to_string(::getpid()));
   fs::create_directories(lab.corpus);
-  fuzz::seed_fuzz_corpus(lab.corpus, lab.spec, lab.limits);  // as a campaign starts
+  fuzz::seed_fuzz_corpus(lab.corpus, *lab.op, lab.spec, lab.limits);  // as a campaign starts
   std::vector<std::string> args = {"assay-fuzz-lab", "-seed=" + std::to_string(seed), "-runs=" + std::to_string(runs), "-max_len=64",
                                     "-keep_seed=1", "-print_final_stats=0", "-reload=0", lab.corpus.string()};
   std::vector<char*> av;

@@ -6,9 +6,7 @@
 #include "exec/loader.h"
 #include "exec/oom_retry.h"
 #include "gate/gate.h"
-#include "ops/gemm/gemm_generator.h"
-#include "ops/gemm/gemm_problem.h"
-#include "ops/gemm/gemm_tolerance.h"
+#include "ops/op.h"
 #include "report/npy.h"
 
 namespace assay::cli {
@@ -32,8 +30,9 @@ static OomRetry::Clock::time_point session_deadline() {
 }
 
 CaseOutcome CaseSession::run(const Case& x) {
-  return run_when_room(*backend, session_deadline(), x,
-                       [&](const Case& y) { return run_case(*backend, *runner, y, exec); });
+  const Op& op = op_of(spec);
+  return run_when_room(*backend, session_deadline(), op, x,
+                       [&](const Case& y) { return run_case(op, *backend, *runner, y, exec); });
 }
 
 CaseSession open_case_session(const CaseSessionArgs& a) {
@@ -47,8 +46,13 @@ CaseSession open_case_session(const CaseSessionArgs& a) {
   CaseSession s;
   s.c = loaded.c;
   s.spec = load_spec(spec_file);
+  const Op& op = op_of(s.spec);
+  if (s.c.op != s.spec.op)
+    throw InputError(fmt::format("{}: the case is a {} case, the spec {} is for {}", a.case_file, s.c.op,
+                                 spec_file.string(), s.spec.op));
+  op.validate(s.c);
   s.backend = make_backend(s.spec.backend);
-  const double need = gemm::case_bytes(s.c);
+  const double need = op.case_bytes(s.c);
   if (need > double(s.backend->memory_budget()))
     throw InputError(fmt::format("{}: the case needs {:.3g} GiB, more than the {} backend takes ({:.3g} GiB)",
                                  a.case_file, need / (1u << 30), name(s.spec.backend),
@@ -62,22 +66,31 @@ CaseSession open_case_session(const CaseSessionArgs& a) {
   s.runner = device_retry(*s.backend, session_deadline()).run([&] {
     return make_runner(s.spec, *s.backend, kernel, isolate, fs::temp_directory_path() / "assay-repro");
   });
-  s.exec = ExecOptions{s.spec.compute, a.tolerance_scale > 0 ? a.tolerance_scale : gemm::kDefaultScale,
+  s.exec = ExecOptions{s.spec.compute, a.tolerance_scale > 0 ? a.tolerance_scale : op.default_scale(),
                        s.spec.deterministic, false, a.timeout};
   s.exec.subnormals = s.spec.subnormals;
   s.exec.exact_alloc = a.exact_alloc;
   return s;
 }
 
+// Per tensor: inputs as NAME.npy; outputs as handed (NAME_before.npy) and as
+// left (NAME_out.npy); each output's FP64 reference and bound (reference.npy
+// and bound.npy where the op has one output, NAME_reference.npy otherwise).
 void dump_tensors(const fs::path& dir, const Case& c, const CaseTensors& t) {
   fs::create_directories(dir);
-  auto g = gemm::tensors(c);
-  write_npy(dir / "A.npy", g[gemm::A], t.a.data() + t.data_start);
-  write_npy(dir / "B.npy", g[gemm::B], t.b.data() + t.data_start);
-  write_npy(dir / "C_before.npy", g[gemm::C], t.c0.data() + t.data_start);
-  write_npy(dir / "C_out.npy", g[gemm::C], t.c.data() + t.data_start);
-  write_npy(dir / "reference.npy", c.m, c.n, t.ref);
-  write_npy(dir / "bound.npy", c.m, c.n, t.bound);
+  int outputs = 0;
+  for (auto& x : c.tensors) outputs += x.role != Role::input;
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    const CaseTensor& x = c.tensors[i];
+    const TensorGeom g = x.geom();
+    if (i < t.before.size() && !t.before[i].empty())
+      write_npy(dir / (x.name + (x.role == Role::input ? ".npy" : "_before.npy")), g, t.before[i].data() + t.data_start);
+    if (x.role == Role::input) continue;
+    if (i < t.after.size() && !t.after[i].empty()) write_npy(dir / (x.name + "_out.npy"), g, t.after[i].data() + t.data_start);
+    const std::string prefix = outputs == 1 ? "" : x.name + "_";
+    if (i < t.ref.size() && !t.ref[i].empty()) write_npy(dir / (prefix + "reference.npy"), g, t.ref[i]);
+    if (i < t.bound.size() && !t.bound[i].empty()) write_npy(dir / (prefix + "bound.npy"), g, t.bound[i]);
+  }
 }
 
 }  // namespace assay::cli

@@ -183,7 +183,7 @@ Command add_fuzz(CLI::App& app) {
   c->add_option("--corpus", a->corpus, "libFuzzer corpus folder (default OUT/<kernel>/fuzz-corpus)");
   c->add_option("--out", a->out, "folder for failures and summaries (default assay-out)");
   c->add_option("--json", a->json, "write every kernel's summary to this file");
-  c->add_option("--max-dim", a->max_dim, "ordinary cases: every dimension below this (default 8192; m*n*k is bounded too)")
+  c->add_option("--max-dim", a->max_dim, "ordinary cases: every size below this (default 8192; the work is bounded too)")
       ->check(CLI::Range(int64_t(1), int64_t(65535)));
   c->add_flag("--no-features", a->no_features, "no extra-counter feedback (to measure what it is worth)");
   c->add_option("--isolation", a->isolation, "worker (default) | in-process")

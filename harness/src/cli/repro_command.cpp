@@ -33,7 +33,7 @@ int run_repro(const ReproArgs& a) {
     fmt::print("  C[{},{}] expected {:.17g} got {:.17g} ({:.3g} ulp, {:.3g}x the bound)\n", e.row, e.col, e.expected,
                e.got, e.ulps, e.ratio);
   if (!a.dump.empty()) {
-    if (o.tensors.a.empty()) {
+    if (o.tensors.before.empty()) {
       fmt::print("nothing to dump: call 1 stopped before the reference ran\n");
     } else {
       dump_tensors(a.dump, s.c, o.tensors);

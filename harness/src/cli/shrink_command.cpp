@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "gate/gate.h"
+#include "ops/op.h"
 #include "shrink/shrinker.h"
 
 namespace assay::cli {
@@ -24,13 +25,13 @@ int run_shrink(const ShrinkArgs& a) {
     fmt::print("{}: the case passes; nothing to shrink\n", a.case_file);
     return exit_pass;
   }
-  ShrinkResult r = shrink(s.spec, s.c, first, [&](const Case& x) { return s.run(x); }, a.attempts);
+  ShrinkResult r = shrink(op_of(s.spec), s.spec, s.c, first, [&](const Case& x) { return s.run(x); }, a.attempts);
   const fs::path dir = a.out.empty() ? fs::path(a.case_file).parent_path() : fs::path(a.out);
   const std::string stem = fs::path(a.case_file).stem().string() + "-shrunk";
   fs::path named = save_case_as(dir / (stem + ".yaml"), s.spec, r.shrunk, r.outcome, r.notes);
   s.exec.keep_tensors = true;
   CaseOutcome dumped = s.run(r.shrunk);
-  if (!dumped.tensors.a.empty()) dump_tensors(dir / stem, r.shrunk, dumped.tensors);
+  if (!dumped.tensors.before.empty()) dump_tensors(dir / stem, r.shrunk, dumped.tensors);
   fmt::print("{}", explain(r));
   fmt::print("wrote {} (and its tensors in {})\n__REPRO: assay repro {}\n", named.string(), (dir / stem).string(),
              named.string());

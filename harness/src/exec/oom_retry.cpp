@@ -10,7 +10,7 @@
 #include "backend/backend.h"
 #include "case/rng.h"
 #include "exec/executor.h"
-#include "ops/gemm/gemm_generator.h"
+#include "ops/op.h"
 
 namespace assay {
 
@@ -54,9 +54,9 @@ OomRetry device_retry(Backend& backend, OomRetry::Clock::time_point deadline, do
   return r;
 }
 
-CaseOutcome run_when_room(Backend& backend, OomRetry::Clock::time_point deadline, const Case& c,
+CaseOutcome run_when_room(Backend& backend, OomRetry::Clock::time_point deadline, const Op& op, const Case& c,
                           const std::function<CaseOutcome(const Case&)>& run, MemoryWaits* waits) {
-  const double bytes = gemm::case_bytes(c);
+  const double bytes = op.case_bytes(c);
   return device_retry(backend, deadline, bytes, waits).run([&] {
     backend.make_room(bytes);
     return run(c);

@@ -71,10 +71,12 @@ struct OomRetry {
 OomRetry device_retry(Backend& backend, OomRetry::Clock::time_point deadline, double what_bytes = 0,
                       MemoryWaits* waits = nullptr);
 
+class Op;
+
 // run(c) once the device has room for the case (Backend::make_room), under
 // device_retry until `deadline`. Throws OutOfMemory with the figures when
 // the memory did not come in time.
-CaseOutcome run_when_room(Backend& backend, OomRetry::Clock::time_point deadline, const Case& c,
+CaseOutcome run_when_room(Backend& backend, OomRetry::Clock::time_point deadline, const Op& op, const Case& c,
                           const std::function<CaseOutcome(const Case&)>& run, MemoryWaits* waits = nullptr);
 
 }  // namespace assay

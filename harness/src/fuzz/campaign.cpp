@@ -19,11 +19,10 @@
 #include "core/host_memory.h"
 #include "exec/executor.h"
 #include "exec/oom_retry.h"
-#include "fuzz/case_codec.h"
 #include "fuzz/corpus.h"
 #include "fuzz/feedback.h"
-#include "ops/gemm/gemm_generator.h"
-#include "ops/gemm/gemm_tolerance.h"
+#include "fuzz/limits.h"
+#include "ops/op.h"
 #include "shrink/shrinker.h"
 #include "shrink/smallest.h"
 
@@ -43,7 +42,7 @@ struct Found {
   fs::path case_file, shrunk_file;
   std::string explanation;
   double shrink_seconds = 0;
-  SmallestFailing smallest;  // probes below the shrunk dims (not for hangs)
+  SmallestFailing smallest;  // probes below the shrunk sizes (not for hangs)
   Case shrunk;               // the raw case when it was not shrunk
 };
 
@@ -60,6 +59,7 @@ using Lock = std::unique_lock<std::timed_mutex>;
 // libFuzzer calls plain functions: the campaign lives in one global.
 struct Campaign {
   Spec spec;
+  const Op* op = nullptr;  // op_of(spec)
   CampaignOptions opt;
   CodecLimits limits;
   std::unique_ptr<Backend> backend;
@@ -67,7 +67,7 @@ struct Campaign {
   ExecOptions exec;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   int64_t cases = 0, rejected = 0;
-  int64_t huge_cases = 0;   // cases with a dimension past the ordinary limit (cuda only)
+  int64_t huge_cases = 0;   // cases with a size past the ordinary limit (cuda only)
   double huge_seconds = 0;  // the time they took, kept under opt.huge_share of the whole
   double summary_written = 0;  // when the summary file was last brought up to date
   std::set<std::string> raw_signatures, signatures;  // before and after shrinking
@@ -92,10 +92,10 @@ struct Campaign {
   // memory, a case waits for it within the campaign's time (exec/oom_retry.h).
   CaseOutcome run(const Case& c) {
     const auto end = deadline.set() ? deadline.at : Deadline::in(opt.seconds).at;  // a merge has no deadline
-    return run_when_room(*backend, end, c, [&](const Case& x) {
+    return run_when_room(*backend, end, *op, c, [&](const Case& x) {
       return opt.isolation == Isolation::worker && planning_pays(backend->kind())
-                 ? run_case_planned(*backend, *runner, x, exec)
-                 : run_case(*backend, *runner, x, exec);
+                 ? run_case_planned(*op, *backend, *runner, x, exec)
+                 : run_case(*op, *backend, *runner, x, exec);
     });
   }
   int64_t infrastructure = 0;     // cases not run: the device's memory stayed short
@@ -149,6 +149,14 @@ struct Campaign {
   }
 };
 Campaign* campaign = nullptr;
+
+// The smallest failing sizes before (or without) a search: the case's own, none exact.
+SmallestFailing unsearched(const Case& c) {
+  SmallestFailing s;
+  for (const auto& x : c.sizes) s.sizes.push_back(x.value);
+  s.exact.assign(c.sizes.size(), false);
+  return s;
+}
 constexpr double kSummaryEvery = 5;  // seconds between updates of fuzz-summary.json during a campaign
 
 void write_summary(bool final);
@@ -156,13 +164,14 @@ void write_summary(bool final);
 
 int run_one(const uint8_t* data, size_t size) {
   Campaign& cp = *campaign;
+  const Op& op = *cp.op;
   Lock lock(cp.mutex);
   // libFuzzer looks at its clock only between inputs, and its clock started
   // after set-up: the campaign ends itself at its deadline.
   if (cp.deadline.passed()) finish();
-  Case raw = decode(data, size, cp.spec, cp.limits);
+  Case raw = op.decode(data, size, cp.spec, cp.limits);
   raw.seed = mix64(raw.seed ^ (uint64_t(cp.opt.shard) << 48));  // disjoint seed spaces per shard
-  std::optional<Case> c = gemm::fit_requires(raw, cp.spec);
+  std::optional<Case> c = op.fit_requires(raw, cp.spec);
   if (!c) {
     ++cp.rejected;
     return -1;  // outside the spec: not worth keeping
@@ -170,14 +179,14 @@ int run_one(const uint8_t* data, size_t size) {
   // Huge cases (cuda) cost seconds each: only where they still fit after
   // fit_requires, and only while they have taken less than their share of the
   // time, so ordinary cases keep their throughput.
-  const bool huge = is_huge(*c, cp.limits);
-  if (huge && (!gemm::huge_case_fits(*c, cp.limits.huge) ||
+  const bool huge = op.is_huge(*c, cp.limits);
+  if (huge && (!op.huge_case_fits(*c, cp.limits.huge) ||
                (!cp.merging && cp.huge_seconds > cp.opt.huge_share * cp.elapsed()))) {
     ++cp.rejected;
     return -1;
   }
   // The harness's host copies of the case must fit what the cap leaves now.
-  if (!cp.host.fits(gemm::host_bytes(*c, cp.backend->kind()))) {
+  if (!cp.host.fits(op.host_bytes(*c, cp.backend->kind()))) {
     ++cp.rejected, ++cp.rejected_memory;
     return -1;
   }
@@ -208,7 +217,7 @@ int run_one(const uint8_t* data, size_t size) {
   // libFuzzer then exits without our final summary: keep the file at most
   // a few seconds behind.
   if (!cp.merging && cp.elapsed() - cp.summary_written > kSummaryEvery) write_summary(false);
-  record_features(*c, o);
+  record_features(op, *c, o);
   if (o.verdict == Verdict::pass || cp.merging) return 0;
   // A raw signature seen before is the same failure again: skip it cheaply.
   // A new one is shrunk, and the shrunk case's signature decides whether it
@@ -222,7 +231,7 @@ int run_one(const uint8_t* data, size_t size) {
     ~ClearPending() { cp.pending.reset(); }
   } clear_pending{cp};
   Case key = *c;
-  f.smallest.dims = {c->m, c->n, c->k};
+  f.smallest = unsearched(*c);
   if (const int attempts = shrink_attempts_for(o.verdict, cp.opt.isolation == Isolation::worker,
                                                cp.opt.shrink_attempts)) {
     CaseProbe probe = [&](const Case& x) { return cp.run_unlocked(lock, x, false); };
@@ -230,24 +239,24 @@ int run_one(const uint8_t* data, size_t size) {
     try {
       // Huge cases cost seconds each: shrinking one failure gets at most a
       // quarter of the campaign's time (30 s at least), and so does the
-      // search for the smallest failing dimensions; neither goes past the
+      // search for the smallest failing sizes; neither goes past the
       // deadline (an attempt running then is stopped, the best case kept).
       const double shrink_seconds = std::min(std::max(30.0, 0.25 * cp.opt.seconds), cp.deadline.left());
-      ShrinkResult s = shrink(cp.spec, *c, o, probe, attempts, shrink_seconds);
+      ShrinkResult s = shrink(op, cp.spec, *c, o, probe, attempts, shrink_seconds);
       f.shrink_seconds = cp.elapsed() - s0;
       key = s.shrunk;
       f.explanation = explain(s);
       if (cp.signatures.count(failure_signature(key, o.verdict))) return 0;
       f.shrunk_file =
           save_case(cp.kernel_dir(), cp.spec, s.shrunk, s.outcome, int64_t(cp.found.size()), "-fuzz-shrunk", s.notes);
-      // For the acceptance check (shrunk dims within 2x of the smallest failing):
+      // For the acceptance check (shrunk sizes within 2x of the smallest failing):
       // a few dozen cheap probes, once per distinct failure. Out of memory
       // there leaves the shrunk case as it is.
       try {
-        f.smallest = smallest_failing(cp.spec, key, o.verdict, probe, 64, std::min(shrink_seconds, cp.deadline.left()));
+        f.smallest = smallest_failing(op, cp.spec, key, o.verdict, probe, 64, std::min(shrink_seconds, cp.deadline.left()));
       } catch (const OutOfMemory& e) {
-        f.smallest = SmallestFailing{{key.m, key.n, key.k}, {}, 0};  // upper bounds: the shrunk dims
-        f.explanation += fmt::format("smallest failing dimensions not searched: {}\n", e.what());
+        f.smallest = unsearched(key);  // upper bounds: the shrunk sizes
+        f.explanation += fmt::format("smallest failing sizes not searched: {}\n", e.what());
       }
     } catch (const OutOfMemory& e) {
       // The device's memory is shared: the failure is kept as found, not lost.
@@ -271,16 +280,29 @@ int run_one(const uint8_t* data, size_t size) {
   return 0;
 }
 
-nlohmann::json dims_json(const std::array<int64_t, 3>& d) { return {{"m", d[0]}, {"n", d[1]}, {"k", d[2]}}; }
+// The case's sizes by name, e.g. {"m": 3, "n": 65, "k": 8} for GEMM.
+nlohmann::json sizes_json(const Case& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& s : c.sizes) j[s.name] = s.value;
+  return j;
+}
+
+// One value per size of `c`, in its order, keyed by the size's name.
+template <class T>
+nlohmann::json per_size_json(const Case& c, const std::vector<T>& values) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < c.sizes.size() && i < values.size(); ++i) j[c.sizes[i].name] = T(values[i]);
+  return j;
+}
 
 nlohmann::json failure_json(const Found& f) {
   const Case& s = f.shrunk;
   return {{"signature", f.signature}, {"seconds", f.seconds}, {"cases", f.cases},
           {"verdict", name(f.outcome.verdict)}, {"case", describe(f.c)}, {"case_file", f.case_file.string()},
           {"shrunk_case_file", f.shrunk_file.string()}, {"explanation", f.explanation},
-          {"shrink_seconds", f.shrink_seconds}, {"shrunk_dims", dims_json({s.m, s.n, s.k})},
-          {"smallest_failing_dims", dims_json(f.smallest.dims)},
-          {"smallest_exact", {{"m", f.smallest.exact[0]}, {"n", f.smallest.exact[1]}, {"k", f.smallest.exact[2]}}}};
+          {"shrink_seconds", f.shrink_seconds}, {"shrunk_dims", sizes_json(s)},
+          {"smallest_failing_dims", per_size_json(s, f.smallest.sizes)},
+          {"smallest_exact", per_size_json(s, f.smallest.exact)}};
 }
 
 // `final`: the campaign is over (prints the one-line summary too).
@@ -308,7 +330,7 @@ void write_summary(bool final) {
   j["deadline_slack_seconds"] = deadline_slack(cp.opt.seconds);
   j["unfinished_case"] = nlohmann::json();
   if (const auto& u = cp.unfinished)
-    j["unfinished_case"] = {{"case", describe(u->c)}, {"dims", dims_json({u->c.m, u->c.n, u->c.k})},
+    j["unfinished_case"] = {{"case", describe(u->c)}, {"dims", sizes_json(u->c)},
                             {"case_file", u->case_file.string()}, {"started_seconds", u->started},
                             {"stopped_seconds", u->stopped}, {"why", u->why}};
   j["host_memory"] = {{"limit_bytes", cp.host.limit}, {"baseline_bytes", cp.host.baseline},
@@ -396,6 +418,7 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   static Campaign cp;
   campaign = &cp;
   cp.spec = spec;
+  cp.op = &op_of(cp.spec);  // the op is made before anything is loaded: an unknown one is bad input
   cp.opt = opt;
   cp.backend = make_backend(spec.backend);
   const bool host = spec.backend == BackendKind::host;
@@ -414,7 +437,7 @@ void set_up(const Spec& spec, const CampaignOptions& opt) {
   cp.runner = device_retry(*cp.backend, end).run([&] {  // a full device is waited for, within --time
     return make_runner(spec, *cp.backend, kernel, isolate, cp.kernel_dir());
   });
-  cp.exec = ExecOptions{spec.compute, gemm::kDefaultScale, spec.deterministic, false, opt.timeout_s};
+  cp.exec = ExecOptions{spec.compute, cp.op->default_scale(), spec.deterministic, false, opt.timeout_s};
   cp.exec.subnormals = spec.subnormals;
   // What set-up took (libraries, the CUDA context, the kernel) stays out of
   // the cases' share of the host memory limit; huge cases are drawn only
@@ -461,7 +484,7 @@ void run_campaign(const Spec& spec, const CampaignOptions& opt) {
   std::thread(watchdog).detach();
   fs::path corpus = opt.corpus_dir.empty() ? campaign->kernel_dir() / "fuzz-corpus" : opt.corpus_dir;
   fs::create_directories(corpus);
-  seed_fuzz_corpus(corpus, spec, campaign->limits);
+  seed_fuzz_corpus(corpus, *cp.op, spec, campaign->limits);
   std::atexit(exit_with_verdict);  // libFuzzer exits when the time is up
   drive({"assay-fuzz", fmt::format("-max_total_time={}", std::max(1, int(opt.seconds))),
          fmt::format("-seed={}", (opt.seed * uint64_t(opt.shards) + uint64_t(opt.shard)) % 4000000000u + 1),
@@ -488,12 +511,13 @@ void run_merge(const Spec& spec, const CampaignOptions& opt, const std::vector<s
 
 }  // namespace assay::fuzz
 
-// Kernel-aware moves most of the time; libFuzzer's byte-level ones otherwise.
+// The op's kernel-aware moves most of the time; libFuzzer's byte-level ones otherwise.
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   using namespace assay::fuzz;
-  if (!campaign || seed % 4 == 0) return LLVMFuzzerMutate(data, size, max_size);
-  auto c = decode(data, size, campaign->spec, campaign->limits);
-  auto bytes = encode(mutate(c, assay::mix64(seed), campaign->limits), campaign->limits);
+  if (!campaign || !campaign->op || seed % 4 == 0) return LLVMFuzzerMutate(data, size, max_size);
+  const assay::Op& op = *campaign->op;
+  auto c = op.decode(data, size, campaign->spec, campaign->limits);
+  auto bytes = op.encode(op.mutate(c, assay::mix64(seed), campaign->limits), campaign->limits);
   size_t n = std::min(bytes.size(), max_size);
   std::memcpy(data, bytes.data(), n);
   return n;

@@ -1,5 +1,5 @@
 // `assay fuzz`: a time-boxed, coverage-guided campaign on one kernel, with
-// libFuzzer as the engine. Inputs decode into cases (fuzz/case_codec.h), every
+// libFuzzer as the engine. Inputs decode into cases (the op's codec, Op::decode), every
 // case runs through the same executor and guards as the gate, the features of
 // fuzz/feedback.h steer libFuzzer, and each new failure signature is saved,
 // shrunk and reported while the campaign goes on.
@@ -21,10 +21,10 @@ struct CampaignOptions {
   std::filesystem::path out_dir = "assay-out";
   std::filesystem::path corpus_dir;     // libFuzzer's corpus; empty: OUT/<kernel>/fuzz-corpus
   bool features = true;                 // extra-counter feedback (off: to measure what it is worth)
-  int64_t max_dim = 0;                  // ordinary cases, each dimension below; 0: 8192
-  double max_work = 0;                  // ordinary cases, m*n*k at most; 0: 2^22 on the host, 2^30 on a GPU
-  double max_elements = 0;              // and m*k + k*n + m*n at most; 0: 2^17 on the host, 2^22 on a GPU
-  double huge_share = 0.25;             // cuda: at most this share of the time on huge cases (fuzz/case_codec.h)
+  int64_t max_dim = 0;                  // ordinary cases, each size below; 0: 8192
+  double max_work = 0;                  // ordinary cases, Op::work at most; 0: 2^22 on the host, 2^30 on a GPU
+  double max_elements = 0;              // and the tensors' elements at most; 0: 2^17 on the host, 2^22 on a GPU
+  double huge_share = 0.25;             // cuda: at most this share of the time on huge cases (fuzz/limits.h)
   int shrink_attempts = 300;           // the nonzero cut (ddmin) needs its share
   int job = -1;                         // >= 0: one of --jobs; its files go to OUT/<kernel>/job-<job>/
   Isolation isolation = Isolation::worker;

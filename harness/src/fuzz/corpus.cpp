@@ -133,11 +133,11 @@ MergeCount merge_by_content(const fs::path& out, const std::vector<fs::path>& in
   return n;
 }
 
-void seed_fuzz_corpus(const fs::path& dir, const Spec& spec, const CodecLimits& lim) {
+void seed_fuzz_corpus(const fs::path& dir, const Op& op, const Spec& spec, const CodecLimits& lim) {
   if (!fs::is_empty(dir)) return;
   int i = 0;
-  for (const Case& c : seed_cases(spec)) {
-    auto bytes = encode(c, lim);
+  for (const Case& c : op.seed_cases(spec)) {
+    auto bytes = op.encode(c, lim);
     std::ofstream(dir / ("seed-" + std::to_string(i++)), std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
   }

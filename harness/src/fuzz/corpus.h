@@ -10,7 +10,8 @@
 #include <filesystem>
 #include <vector>
 
-#include "fuzz/case_codec.h"
+#include "ops/op.h"
+#include "spec/spec.h"
 
 namespace assay::fuzz {
 
@@ -24,13 +25,14 @@ struct MergeCount {
 };
 
 // Case files of `ins` into out/<kernel>/, deduplicated by content: the case
-// itself (dims, types, layouts, scalars, recipe, seed, keep), not its origin
+// itself (op, sizes, tensors' types and layouts, scalars, recipe, seed, keep), not its origin
 // or file name. Rewritten so the spec path stays valid from the new folder.
 MergeCount merge_cases(const std::filesystem::path& out, const std::vector<std::filesystem::path>& ins);
 
-// An empty fuzz corpus gets the codec's seed cases (seed_cases), one input
-// file each; a corpus with inputs is left as it is.
-void seed_fuzz_corpus(const std::filesystem::path& dir, const Spec& spec, const CodecLimits& lim);
+// An empty fuzz corpus gets the op's seed cases (Op::seed_cases), each
+// encoded (Op::encode), one input file each; a corpus with inputs is left as
+// it is.
+void seed_fuzz_corpus(const std::filesystem::path& dir, const Op& op, const Spec& spec, const CodecLimits& lim);
 
 // Inputs of `ins` into `out`, one copy of each distinct content.
 MergeCount merge_by_content(const std::filesystem::path& out, const std::vector<std::filesystem::path>& ins);

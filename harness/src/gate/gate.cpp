@@ -15,9 +15,7 @@
 #include "gate/journal.h"
 #include "gate/sanitize.h"
 #include "shrink/shrinker.h"
-#include "ops/gemm/gemm_generator.h"
-#include "ops/gemm/gemm_problem.h"
-#include "ops/gemm/gemm_tolerance.h"
+#include "ops/op.h"
 
 namespace assay {
 namespace fs = std::filesystem;
@@ -106,7 +104,7 @@ static void shrink_first_failure(const Spec& spec, const CaseProbe& probe, int a
                                  const fs::path& case_dir, int64_t index, CaseFailure& failure) {
   ShrinkResult s;
   try {
-    s = shrink(spec, failure.c, failure.outcome, probe, attempts, max_seconds);  // stops at the budget's end itself
+    s = shrink(op_of(spec), spec, failure.c, failure.outcome, probe, attempts, max_seconds);  // stops at the budget's end itself
   } catch (const OutOfMemory& e) {
     // The device's memory is shared: the failure stays as found, not lost.
     std::fprintf(stderr, "assay: %s: not shrunk: %s\n", spec.name.c_str(), e.what());
@@ -145,7 +143,7 @@ namespace {
 class KernelGate {
  public:
   KernelGate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter)
-      : spec_(spec), backend_(backend), opt_(opt), reporter_(reporter), isolate_(opt.isolation == Isolation::worker),
+      : spec_(spec), op_(op_of(spec)), backend_(backend), opt_(opt), reporter_(reporter), isolate_(opt.isolation == Isolation::worker),
         case_dir_(opt.out_dir / spec.name), spec_key_(spec.file.string()) {
     report_.name = spec.name;
     report_.spec_file = spec.file;
@@ -154,7 +152,7 @@ class KernelGate {
     report_.isolation = isolate_ ? "worker" : "in-process";
     // Small cases planned, this many per exchange with the worker (gate.h); 0: call by call.
     batch_ = isolate_ ? opt.batch.value_or(planning_pays(backend.kind()) ? kBatchCases : 0) : 0;
-    exec_ = ExecOptions{spec.compute, opt.tolerance_scale.value_or(gemm::kDefaultScale), spec.deterministic, false,
+    exec_ = ExecOptions{spec.compute, opt.tolerance_scale.value_or(op_of(spec).default_scale()), spec.deterministic, false,
                         opt.timeout_s};
     exec_.subnormals = spec.subnormals;
     // The budget is a promise: a case still running when it is spent is
@@ -179,9 +177,9 @@ class KernelGate {
   // while other processes hold the memory.
   CaseOutcome attempt(const Case& c, bool planned) {
     return run_when_room(
-        backend_, deadline_.at, c,
+        backend_, deadline_.at, op_, c,
         [&](const Case& x) {
-          return planned ? run_case_planned(backend_, *runner_, x, exec_) : run_case(backend_, *runner_, x, exec_);
+          return planned ? run_case_planned(op_, backend_, *runner_, x, exec_) : run_case(op_, backend_, *runner_, x, exec_);
         },
         &waits_);
   }
@@ -214,13 +212,13 @@ class KernelGate {
   void run_cases_of_kernel() {
     const CaseLimits limits = limits_for(backend_);
     const bool host = backend_.kind() == BackendKind::host;
-    const gemm::GenLimits gen{host ? 160 : 2048, host ? double(1 << 20) : double(1 << 30)};
+    const GenLimits gen{host ? 160 : 2048, host ? double(1 << 20) : double(1 << 30)};
     // The kernel's regression corpus first (journal indices below zero), then the sweep.
     std::vector<Case> sweep = corpus_cases(opt_.corpus_dir / spec_.name);
     const int64_t corpus_size = int64_t(sweep.size());
     // Index cases: cuda, where they fit the device's budget and the host memory left.
-    const gemm::SweepTarget target{backend_.kind(), double(backend_.memory_budget()), host_.for_cases()};
-    for (Case& c : gemm::sweep(spec_, opt_.seed, target)) sweep.push_back(std::move(c));
+    const SweepTarget target{backend_.kind(), double(backend_.memory_budget()), host_.for_cases()};
+    for (Case& c : op_.sweep(spec_, opt_.seed, target)) sweep.push_back(std::move(c));
     const int64_t sweep_size = int64_t(sweep.size()) - corpus_size;
     const int64_t max_cases = opt_.max_cases.value_or(sweep_size + kDefaultRandomCases) + corpus_size;
     const std::map<int64_t, FinishedCase>* done = nullptr;
@@ -240,23 +238,23 @@ class KernelGate {
         continue;
       }
       std::optional<Case> c = slot < int64_t(sweep.size()) ? std::optional<Case>(sweep[slot])
-                                                           : gemm::random_case(spec_, opt_.seed, uint64_t(i), gen);
+                                                           : op_.random_case(spec_, opt_.seed, uint64_t(i), gen);
       if (!c) {
         ++report_.cases_skipped, ++report_.skip_reasons["no case satisfies the spec's requires"];
         continue;
       }
-      if (gemm::work(*c) > limits.max_work || gemm::case_bytes(*c) > limits.max_bytes) {
+      if (op_.work(*c) > limits.max_work || op_.case_bytes(*c) > limits.max_bytes) {
         ++report_.cases_skipped;
         ++report_.skip_reasons[fmt::format("larger than the {} backend takes ({})", name(backend_.kind()), c->origin)];
         continue;
       }
-      if (!host_.fits(gemm::host_bytes(*c, backend_.kind()))) {
+      if (!host_.fits(op_.host_bytes(*c, backend_.kind()))) {
         ++report_.cases_skipped;
         ++report_.skip_reasons[fmt::format("more host memory than --host-memory-limit {} leaves ({})",
                                            gib(host_.limit), c->origin)];
         continue;
       }
-      if (!(batch_ > 0 && plannable(*c))) {
+      if (!(batch_ > 0 && op_.plannable(*c))) {
         run_waiting();  // what waits runs first: cases finish in order
         if (stop_) break;
         if (opt_.journal) opt_.journal->case_started(spec_key_, i, *c);
@@ -312,7 +310,7 @@ class KernelGate {
     std::string why;
     case_started_ = elapsed();
     try {
-      outcomes = run_cases(backend_, *runner_, waiting_, exec_);
+      outcomes = run_cases(op_, backend_, *runner_, waiting_, exec_);
     } catch (const OutOfMemory&) {
       // Their copies did not fit: each case alone, with none.
       for (size_t j = 0; j < waiting_.size() && !stop_; ++j) {
@@ -341,7 +339,7 @@ class KernelGate {
     if (outcome.verdict == Verdict::pass) {
       ++report_.cases_passed;
       report_.worst_pass_ratio = std::max(report_.worst_pass_ratio, outcome.stats.max_ratio);
-      if (!opt_.sanitize.empty() && gemm::work(c) <= kSanitizeSampleWork) small_passes_.push_back({i, c, outcome});
+      if (!opt_.sanitize.empty() && op_.work(c) <= kSanitizeSampleWork) small_passes_.push_back({i, c, outcome});
     } else {
       report_.failures.push_back({c, outcome, file, "assay repro " + file.string()});
       const int attempts = shrink_attempts_for(outcome.verdict, isolate_, opt_.shrink_attempts);
@@ -359,6 +357,7 @@ class KernelGate {
   }
 
   const Spec& spec_;
+  const Op& op_;
   Backend& backend_;
   const GateOptions& opt_;
   Reporter& reporter_;

@@ -111,6 +111,9 @@ class Op {
   virtual double case_bytes(const Case& c) const = 0;   // backend memory for one case at its peak
   virtual double host_bytes(const Case& c, BackendKind backend) const = 0;  // the harness's own host memory
   virtual double default_timeout(const Case& c, BackendKind backend) const = 0;  // per call, seconds
+  // T, the tolerance's safety factor, where --tolerance-scale does not say
+  // (calibrated per op on the H200: docs/tolerance.md).
+  virtual double default_scale() const { return 2.0; }
   // Small enough to plan (exec/executor.h): its copies cost less than the turns saved.
   virtual bool plannable(const Case& c) const;
 

@@ -18,7 +18,8 @@ json failure_json(const CaseFailure& f) {
   const CompareStats& s = f.outcome.stats;
   json bad = json::array();
   for (auto& e : s.first_bad)
-    bad.push_back({{"row", e.row}, {"col", e.col}, {"expected", e.expected}, {"got", e.got}, {"ulps", e.ulps},
+    bad.push_back({{"tensor", e.tensor >= 0 && size_t(e.tensor) < f.c.tensors.size() ? f.c.tensors[size_t(e.tensor)].name : ""},
+                   {"row", e.row}, {"col", e.col}, {"expected", e.expected}, {"got", e.got}, {"ulps", e.ulps},
                    {"bound_ratio", e.ratio}});
   return {{"verdict", name(f.outcome.verdict)}, {"call", f.outcome.call}, {"case", describe(f.c)},
           {"detail", f.outcome.detail}, {"case_file", f.case_file.string()}, {"repro", f.repro},
@@ -30,7 +31,9 @@ json failure_json(const CaseFailure& f) {
 json unfinished_json(const KernelReport& k) {
   if (!k.unfinished) return nullptr;
   const UnfinishedCase& u = *k.unfinished;
-  return {{"case", describe(u.c)}, {"dims", {{"m", u.c.m}, {"n", u.c.n}, {"k", u.c.k}}},
+  json dims = json::object();  // the case's sizes by name (GEMM: m, n, k)
+  for (auto& z : u.c.sizes) dims[z.name] = z.value;
+  return {{"case", describe(u.c)}, {"dims", dims},
           {"case_file", u.case_file.string()}, {"seconds", u.seconds}, {"why", u.why}};
 }
 

@@ -10,10 +10,16 @@
 namespace assay {
 namespace {
 
-void write_npy_raw(const std::filesystem::path& file, const char* descr, int64_t rows, int64_t cols,
+// The shape as a Python tuple: "(3, 4)", "(5,)", "()".
+std::string shape_text(const TensorGeom& g) {
+  std::string s = "(";
+  for (int d = 0; d < g.ndim; ++d) s += fmt::format("{}{}", d ? ", " : "", g.shape[d]);
+  return s + (g.ndim == 1 ? ",)" : ")");
+}
+
+void write_npy_raw(const std::filesystem::path& file, const char* descr, const std::string& shape,
                    const std::vector<char>& payload) {
-  std::string header =
-      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}, {}), }}", descr, rows, cols);
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape);
   // magic(6) + version(2) + length(2) + header + '\n' is a multiple of 64.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -41,13 +47,13 @@ void write_npy(const std::filesystem::path& file, const TensorGeom& g, const std
       store_bits(widen ? DType::f32 : g.dtype, p, bits);
     }
   const char* descr = g.dtype == DType::f64 ? "<f8" : g.dtype == DType::f16 ? "<f2" : "<f4";
-  write_npy_raw(file, descr, g.rows(), g.cols(), payload);
+  write_npy_raw(file, descr, shape_text(g), payload);
 }
 
-void write_npy(const std::filesystem::path& file, int64_t rows, int64_t cols, const std::vector<double>& values) {
+void write_npy(const std::filesystem::path& file, const TensorGeom& shape_of, const std::vector<double>& values) {
   std::vector<char> payload(values.size() * 8);
   std::memcpy(payload.data(), values.data(), payload.size());
-  write_npy_raw(file, "<f8", rows, cols, payload);
+  write_npy_raw(file, "<f8", shape_text(shape_of), payload);
 }
 
 }  // namespace assay

@@ -7,10 +7,10 @@
 
 namespace assay {
 
-// Writes the logical rows x cols tensor g found at `data` (host memory) as a
-// C-order array of its dtype; bf16, which numpy lacks, is widened to float32.
+// Writes the N-D tensor g found at `data` (host memory) as a C-order array
+// of its shape and dtype; bf16, which numpy lacks, is widened to float32.
 void write_npy(const std::filesystem::path& file, const TensorGeom& g, const std::byte* data);
-// Writes a rows x cols array of doubles (row-major).
-void write_npy(const std::filesystem::path& file, int64_t rows, int64_t cols, const std::vector<double>& values);
+// Writes doubles (C order) as an array of the shape of `shape_of`.
+void write_npy(const std::filesystem::path& file, const TensorGeom& shape_of, const std::vector<double>& values);
 
 }  // namespace assay

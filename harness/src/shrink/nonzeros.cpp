@@ -1,14 +1,11 @@
 #include "shrink/nonzeros.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
-#include "ops/gemm/gemm_problem.h"
 
 namespace assay::shrink_detail {
 namespace {
@@ -18,14 +15,14 @@ struct Item {
   uint64_t pos;  // keep_position(row, col)
 };
 
-std::array<int64_t, 2> shape(const Case& c, int t) {
-  return t == 0 ? std::array<int64_t, 2>{c.m, c.k} : t == 1 ? std::array<int64_t, 2>{c.k, c.n} : std::array{c.m, c.n};
-}
+// Tensor t's elements in its matrix view (core/tensor_geom.h).
+int64_t elements(const Case& c, int t) { return c.geom(t).count(); }
 
 // The positions of tensor t that `k` keeps, up to `cap` + 1 of them.
 std::vector<uint64_t> kept_positions(const Case& c, int t, const Keep& k, size_t cap) {
   std::vector<uint64_t> out;
-  auto [rows, cols] = shape(c, t);
+  const TensorGeom g = c.geom(t);
+  const int64_t rows = g.rows(), cols = g.cols();
   for (int64_t r = 0; r < rows && out.size() <= cap; ++r)
     for (int64_t col = 0; col < cols && out.size() <= cap; ++col)
       if (keeps(k, uint32_t(t), uint64_t(r), uint64_t(col))) out.push_back(keep_position(r, col));
@@ -42,10 +39,10 @@ Keep listed(const std::vector<uint64_t>& at) {
 // The case keeping exactly `items` in the listed tensors.
 Case with_items(const Case& base, const std::vector<bool>& is_listed, const std::vector<Item>& items) {
   Case x = base;
-  std::vector<uint64_t> at[3];
-  for (auto& it : items) at[it.tensor].push_back(it.pos);
-  for (int t = 0; t < 3; ++t)
-    if (is_listed[t]) x.keep[t] = listed(at[t]);
+  std::vector<std::vector<uint64_t>> at(base.tensors.size());
+  for (auto& it : items) at[size_t(it.tensor)].push_back(it.pos);
+  for (size_t t = 0; t < base.tensors.size(); ++t)
+    if (is_listed[t]) x.tensors[t].keep = listed(at[t]);
   return x;
 }
 
@@ -73,58 +70,62 @@ std::vector<Item> ddmin(std::vector<Item> set, const std::function<bool(const st
 
 }  // namespace
 
-std::string cut_nonzeros(const Case& start, const std::function<bool(const Case&)>& take) {
+std::string cut_nonzeros(const Op& op, const Case& start, const std::function<bool(const Case&)>& take) {
   Case cur = start;
   auto try_case = [&](const Case& x) { return take(x) ? (cur = x, true) : false; };
-  const int inputs = gemm::reads_c0(start) ? 3 : 2;  // C is an input only through beta * C0
+  // The tensors whose values the kernel reads: an output only through its initial value.
+  std::vector<int> inputs;
+  for (int t = 0; t < int(start.tensors.size()); ++t)
+    if (start.tensors[size_t(t)].role == Role::input || op.reads_initial(start, t)) inputs.push_back(t);
+  auto keep = [](Case& c, int t) -> Keep& { return c.tensors[size_t(t)].keep; };
   // 1. Per tensor: nothing at all, else narrow a hash interval while it still
   //    fails, until few enough positions remain to list them.
-  for (int t = 0; t < inputs; ++t) {
-    if (shape(cur, t)[0] * shape(cur, t)[1] == 0) continue;  // nothing to cut
+  for (int t : inputs) {
+    if (elements(cur, t) == 0) continue;  // nothing to cut
     Case none = cur;
-    none.keep[t] = listed({});
+    keep(none, t) = listed({});
     if (try_case(none)) continue;
     // Bisect the hash interval: each half, then the middle half. The hash
     // orders positions at random, so a few that matter often share a half.
-    while (cur.keep[t].listed < 0) {
-      auto at = kept_positions(cur, t, cur.keep[t], Keep::kMaxListed);
+    while (keep(cur, t).listed < 0) {
+      auto at = kept_positions(cur, t, keep(cur, t), Keep::kMaxListed);
       if (at.size() <= size_t(Keep::kMaxListed)) {
-        cur.keep[t] = listed(at);  // the same elements, now as a list: no run needed
+        keep(cur, t) = listed(at);  // the same elements, now as a list: no run needed
         break;
       }
-      const double lo = cur.keep[t].lo, hi = cur.keep[t].hi, w = hi - lo;
+      const double lo = keep(cur, t).lo, hi = keep(cur, t).hi, w = hi - lo;
       bool cut = false;
       for (auto [l, h] : {std::pair{lo, lo + w / 2}, {lo + w / 2, hi}, {lo + w / 4, hi - w / 4}}) {
         Case x = cur;
-        x.keep[t].lo = l, x.keep[t].hi = h;
+        keep(x, t).lo = l, keep(x, t).hi = h;
         if ((cut = try_case(x))) break;
       }
       if (!cut) break;
     }
   }
   // 2. ddmin over every listed position of every input tensor together.
-  std::vector<bool> is_listed(3, false);
+  std::vector<bool> is_listed(cur.tensors.size(), false);
   std::vector<Item> items;
-  for (int t = 0; t < inputs; ++t) {
-    if (cur.keep[t].listed < 0) continue;
-    is_listed[t] = true;
-    for (int i = 0; i < cur.keep[t].listed; ++i) items.push_back({t, cur.keep[t].at[i]});
+  for (int t : inputs) {
+    if (keep(cur, t).listed < 0) continue;
+    is_listed[size_t(t)] = true;
+    for (int i = 0; i < keep(cur, t).listed; ++i) items.push_back({t, keep(cur, t).at[i]});
   }
   const Case base = cur;
   ddmin(items, [&](const std::vector<Item>& s) { return try_case(with_items(base, is_listed, s)); });
   // The note: what is left, per input tensor.
   std::vector<std::string> parts;
   bool cut = false;
-  for (int t = 0; t < inputs; ++t) {
-    auto [rows, cols] = shape(cur, t);
-    if (rows * cols == 0) continue;
-    const char* name = t == 0 ? "A" : t == 1 ? "B" : "C0";
-    cut |= !cur.keep[t].all();
-    int64_t n = cur.keep[t].listed >= 0 ? cur.keep[t].listed
-                                        : int64_t(kept_positions(cur, t, cur.keep[t], SIZE_MAX).size());
+  for (int t : inputs) {
+    const int64_t count = elements(cur, t);
+    if (count == 0) continue;
+    const CaseTensor& ct = cur.tensors[size_t(t)];
+    const std::string name = ct.role == Role::input ? ct.name : ct.name + "0";  // an initial value
+    cut |= !ct.keep.all();
+    int64_t n = ct.keep.listed >= 0 ? ct.keep.listed : int64_t(kept_positions(cur, t, ct.keep, SIZE_MAX).size());
     std::string what = parts.empty() ? (n == 1 ? " nonzero" : " nonzeros") : "";
     parts.push_back(fmt::format("{}{} in {}{}", n, what, name,
-                                cur.keep[t].listed >= 0 ? "" : fmt::format(" (of {}, hash interval)", rows * cols)));
+                                ct.keep.listed >= 0 ? "" : fmt::format(" (of {}, hash interval)", count)));
   }
   if (!cut) return "";
   return fmt::format("{} suffice (every other input element is 0)", fmt::join(parts, ", "));

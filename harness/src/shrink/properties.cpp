@@ -1,17 +1,17 @@
 #include "shrink/properties.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "ops/gemm/gemm_generator.h"
 
 namespace assay::shrink_detail {
 namespace {
 
-// Divisibility of a dimension, or byte alignment of an offset or leading
+// Divisibility of a size, or byte alignment of an offset or leading
 // dimension, tried from the finest up; kTop (a tile, a cache line) first.
 constexpr int64_t kRungs[] = {2, 4, 8, 16, 32};
 constexpr int64_t kTop = 64;
@@ -20,22 +20,22 @@ enum class Seen { unrun, pass, same, other };  // unrun: outside the spec, or ou
 
 // One property of the shrunk case and the cases that change only it.
 struct Property {
-  std::string name;                  // as `requires` names it: "n", "offset(A)", "ld(A)"
+  std::string name;                  // as `requires` names it: "len", "offset(X)", "ld(X)"
   int64_t value;                     // the shrunk case's
-  int64_t unit;                      // bytes per unit of value; 1 for a dimension
+  int64_t unit;                      // bytes per unit of value; 1 for a size
   int64_t lo;                        // the rungs' values start here
   std::vector<int64_t> neighbours;   // probed first
   std::function<Case(int64_t)> with;
-  std::function<std::string(int64_t)> lacks;  // for a rung: "n % 4 != 0", "A not 16-byte aligned"
+  std::function<std::string(int64_t)> lacks;  // for a rung: "len % 4 != 0", "X not 16-byte aligned"
 };
 
 class Prober {
  public:
-  Prober(const Spec& spec, const CaseProbe& probe, Verdict verdict, RunClock& clock, int& runs)
-      : spec_(spec), probe_(probe), verdict_(verdict), clock_(clock), runs_(runs) {}
+  Prober(const Op& op, const Spec& spec, const CaseProbe& probe, Verdict verdict, RunClock& clock, int& runs)
+      : op_(op), spec_(spec), probe_(probe), verdict_(verdict), clock_(clock), runs_(runs) {}
 
   Seen run(const Case& c) {
-    if (runs_ >= start_ + kMaxPropertyRuns || clock_.out_of_time() || !inside_spec(spec_, c)) return Seen::unrun;
+    if (runs_ >= start_ + kMaxPropertyRuns || clock_.out_of_time() || !inside_spec(op_, spec_, c)) return Seen::unrun;
     ++runs_;
     const Verdict v = clock_.run(probe_, c).verdict;
     return v == Verdict::pass ? Seen::pass : v == verdict_ ? Seen::same : Seen::other;
@@ -89,6 +89,7 @@ class Prober {
   }
 
  private:
+  const Op& op_;
   const Spec& spec_;
   const CaseProbe& probe_;
   Verdict verdict_;
@@ -97,40 +98,52 @@ class Prober {
   const int start_ = runs_;
 };
 
+// A tensor's layout as the op's with_layout takes it: orientation, padding
+// beyond its rows (column-major) or columns (row-major), offset.
+struct LayoutParts {
+  bool col_major;
+  int64_t pad, offset;
+};
+LayoutParts layout_parts(const TensorGeom& g) {
+  const bool col = g.row_stride() == 1 && g.col_stride() != 1;
+  const int64_t pad = col ? g.col_stride() - std::max<int64_t>(g.dim_rows(), 1)
+                          : g.row_stride() - std::max<int64_t>(g.cols(), 1);
+  return {col, std::max<int64_t>(pad, 0), g.offset};
+}
+
+bool same_layout(const CaseTensor& a, const CaseTensor& b) { return a.strides == b.strides && a.offset == b.offset; }
+
 }  // namespace
 
-std::vector<std::string> property_notes(const Spec& spec, const Case& shrunk, Verdict verdict,
+std::vector<std::string> property_notes(const Op& op, const Spec& spec, const Case& shrunk, Verdict verdict,
                                         const CaseProbe& probe, RunClock& clock, int& runs) {
-  Prober prober(spec, probe, verdict, clock, runs);
+  Prober prober(op, spec, probe, verdict, clock, runs);
   std::vector<std::string> notes;
   auto add = [&](std::string note) {
     if (!note.empty()) notes.push_back(std::move(note));
   };
-  // Layouts: a tensor the shrinker could not make compact and row-major has
-  // one of these properties that matters (or the spec requires it).
-  Layout Case::*const tensors[3] = {&Case::a, &Case::b, &Case::c};
-  const DType types[3] = {shrunk.a_type, shrunk.b_type, shrunk.c_type};
-  const int64_t rows[3] = {shrunk.m, shrunk.k, shrunk.m}, cols[3] = {shrunk.k, shrunk.n, shrunk.n};
-  for (int t = 0; t < 3; ++t) {
-    const Layout& l = shrunk.*tensors[t];
-    if (l == gemm::make_layout(rows[t], cols[t], false)) continue;
-    const LayoutParts parts = layout_parts(l, rows[t], cols[t]);
-    const std::string tensor(1, "ABC"[t]);
+  // Layouts: a tensor the shrinker could not lay out as the op's plain cases
+  // have it has one of these properties that matters (or the spec requires it).
+  for (int t = 0; t < int(shrunk.tensors.size()); ++t) {
+    const CaseTensor& ct = shrunk.tensors[size_t(t)];
+    const Case plain = op.with_layout(shrunk, t, false, 0, 0);
+    if (plain.tensors.size() == shrunk.tensors.size() && same_layout(plain.tensors[size_t(t)], ct)) continue;
+    const TensorGeom g = ct.geom();
+    const LayoutParts parts = layout_parts(g);
+    const std::string& tensor = ct.name;
     auto with = [&, t](bool col_major, int64_t pad, int64_t offset) {
-      Case x = shrunk;
-      x.*tensors[t] = gemm::make_layout(rows[t], cols[t], col_major, pad, offset);
-      return x;
+      return op.with_layout(shrunk, t, col_major, pad, offset);
     };
     if (parts.col_major && prober.run(with(false, parts.pad, parts.offset)) == Seen::pass)
       add(fmt::format("fails at {} column-major; passes for {} row-major", tensor, tensor));
-    const int64_t unit = dtype_bytes(types[t]);
+    const int64_t unit = dtype_bytes(ct.dtype);
     if (parts.offset != 0)
       add(prober.note({fmt::format("offset({})", tensor), parts.offset, unit, 0, {},
                        [&](int64_t x) { return with(parts.col_major, parts.pad, x); },
                        [&](int64_t r) { return fmt::format("{} not {}-byte aligned", tensor, r); }}));
     // The leading dimension matters once it strides over two rows (columns).
-    const int64_t lines = parts.col_major ? cols[t] : rows[t];
-    const int64_t compact = std::max<int64_t>(parts.col_major ? rows[t] : cols[t], 1);
+    const int64_t lines = parts.col_major ? g.cols() : g.dim_rows();
+    const int64_t compact = std::max<int64_t>(parts.col_major ? g.dim_rows() : g.cols(), 1);
     if (parts.pad != 0 && lines >= 2)
       add(prober.note({fmt::format("ld({})", tensor), compact + parts.pad, unit, compact, {compact},
                        [&](int64_t x) { return with(parts.col_major, x - compact, parts.offset); },
@@ -139,21 +152,23 @@ std::vector<std::string> property_notes(const Spec& spec, const Case& shrunk, Ve
                                             tensor, r);
                        }}));
   }
-  // Dimensions: each one's neighbours, then (when the next multiple of 64
-  // passes) its divisibility. An empty problem passes trivially: not telling.
-  const char* names[3] = {"m", "n", "k"};
-  const int64_t dims[3] = {shrunk.m, shrunk.n, shrunk.k};
-  for (int d = 0; d < 3; ++d) {
+  // Sizes: each one's neighbours, then (when the next multiple of 64 passes)
+  // its divisibility. An empty case passes trivially: not telling.
+  std::vector<int64_t> sizes;
+  for (const auto& s : shrunk.sizes) sizes.push_back(s.value);
+  for (size_t d = 0; d < shrunk.sizes.size(); ++d) {
+    const std::string& name = shrunk.sizes[d].name;
+    const int64_t value = sizes[d];
     std::vector<int64_t> neighbours;
-    if (dims[d] - 1 >= 1) neighbours.push_back(dims[d] - 1);
-    neighbours.push_back(dims[d] + 1);
-    add(prober.note({names[d], dims[d], 1, dims[d] + 1, neighbours,
+    if (value - 1 >= 1) neighbours.push_back(value - 1);
+    neighbours.push_back(value + 1);
+    add(prober.note({name, value, 1, value + 1, neighbours,
                      [&, d](int64_t x) {
-                       int64_t v[3] = {shrunk.m, shrunk.n, shrunk.k};
+                       std::vector<int64_t> v = sizes;
                        v[d] = x;
-                       return with_dims(shrunk, v[0], v[1], v[2], true);
+                       return op.resize(shrunk, v, /*keep_layout=*/true);
                      },
-                     [&, d](int64_t r) { return fmt::format("{} % {} != 0", names[d], r); }}));
+                     [&](int64_t r) { return fmt::format("{} % {} != 0", name, r); }}));
   }
   return notes;
 }

@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "ops/gemm/gemm_generator.h"
-#include "ops/gemm/gemm_problem.h"
 #include "shrink/nonzeros.h"
 #include "shrink/properties.h"
 #include "shrink/trials.h"
@@ -14,14 +12,12 @@
 namespace assay {
 namespace {
 
-using shrink_detail::with_dims;
-
 // The share of the time limit the steps leave to the re-runs and property
 // probes, so that a slow failure (a crash's fresh worker, a hang's timeout)
 // still gets its explanation.
 constexpr double kAfterShare = 0.25;
 
-// Smaller values worth trying for a dimension, most desirable first.
+// Smaller values worth trying for a size, most desirable first.
 std::vector<int64_t> smaller(int64_t d) {
   std::vector<int64_t> v = {0, 1, 2, 3};
   for (int64_t t : {8, 16, 32, 64, 128, 256}) v.insert(v.end(), {t - 1, t, t + 1});
@@ -32,11 +28,27 @@ std::vector<int64_t> smaller(int64_t d) {
   return v;
 }
 
+// Whether x lays out some tensor otherwise than c does (strides or offset):
+// a layout simplification, not a scalar one.
+bool moves_layout(const Case& c, const Case& x) {
+  if (x.tensors.size() != c.tensors.size()) return true;
+  for (size_t i = 0; i < c.tensors.size(); ++i)
+    if (x.tensors[i].strides != c.tensors[i].strides || x.tensors[i].offset != c.tensors[i].offset) return true;
+  return false;
+}
+
+std::vector<int64_t> sizes_of(const Case& c) {
+  std::vector<int64_t> v;
+  v.reserve(c.sizes.size());
+  for (const auto& s : c.sizes) v.push_back(s.value);
+  return v;
+}
+
 }  // namespace
 
-ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
-                    int max_attempts, double max_seconds) {
-  shrink_detail::Trials s(spec, probe, failing, original.verdict, max_attempts, max_seconds,
+ShrinkResult shrink(const Op& op, const Spec& spec, const Case& failing, const CaseOutcome& original,
+                    const CaseProbe& probe, int max_attempts, double max_seconds) {
+  shrink_detail::Trials s(op, spec, probe, failing, original.verdict, max_attempts, max_seconds,
                           kAfterShare * std::min(max_seconds, 1e9));
   Case best = failing;
   CaseOutcome best_outcome = original;
@@ -47,23 +59,20 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
   };
   for (bool progress = true; progress;) {
     progress = false;
-    // Layouts: compact, row-major, no offsets; all at once, then one tensor at a time.
-    Case plain = best;
-    plain.a = gemm::make_layout(plain.m, plain.k, false), plain.b = gemm::make_layout(plain.k, plain.n, false);
-    plain.c = gemm::make_layout(plain.m, plain.n, false);
-    if (take(plain)) progress = true;
-    for (int which = 0; which < 3 && !progress; ++which) {
-      Case x = best;
-      Layout* l[3] = {&x.a, &x.b, &x.c};
-      int64_t rows[3] = {x.m, x.k, x.m}, cols[3] = {x.k, x.n, x.n};
-      *l[which] = gemm::make_layout(rows[which], cols[which], false);
-      progress |= take(x);
+    // The op's simplifications, most simplifying first. Layouts: the first
+    // (typically all tensors plain); when it does not fail, the following
+    // ones one at a time until one does.
+    {
+      std::vector<Case> layouts;
+      for (Case& x : op.simplifications(best))
+        if (moves_layout(best, x)) layouts.push_back(std::move(x));
+      for (size_t i = 0; i < layouts.size() && !progress; ++i) progress |= take(layouts[i]);
     }
-    // Scalars: alpha = 1, beta = 0.
-    for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {1.0, best.beta}, {best.alpha, 0.0}}) {
-      Case x = best;
-      x.alpha = alpha, x.beta = beta;
-      if (take(x)) progress = true;
+    // The rest (scalars), each one tried, from the case the layouts left.
+    {
+      const Case from = best;
+      for (const Case& x : op.simplifications(from))
+        if (!moves_layout(from, x) && take(x)) progress = true;
     }
     // Values: small exact integers are the easiest to read.
     if (best.recipe != Recipe::ints) {
@@ -71,12 +80,12 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
       x.recipe = Recipe::ints;
       progress |= take(x);
     }
-    // Dimensions, one at a time, smallest candidate first.
-    for (int dim = 0; dim < 3; ++dim) {
-      int64_t d = dim == 0 ? best.m : dim == 1 ? best.n : best.k;
-      for (int64_t v : smaller(d)) {
-        Case x = with_dims(best, dim == 0 ? v : best.m, dim == 1 ? v : best.n, dim == 2 ? v : best.k, true);
-        if (take(x)) {
+    // Sizes, one at a time in the case's order, smallest candidate first.
+    for (size_t i = 0; i < best.sizes.size(); ++i) {
+      for (int64_t v : smaller(best.sizes[i].value)) {
+        std::vector<int64_t> sizes = sizes_of(best);
+        sizes[i] = v;
+        if (take(op.resize(best, sizes, /*keep_layout=*/true))) {
           progress = true;
           break;
         }
@@ -84,7 +93,7 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
     }
   }
   // Last, the values: the fewest input elements that must be nonzero.
-  std::string nonzeros = shrink_detail::cut_nonzeros(best, take);
+  std::string nonzeros = shrink_detail::cut_nonzeros(op, best, take);
   ShrinkResult r;
   r.shrunk = best, r.outcome = best_outcome, r.attempts = s.attempts();
   // Re-run three times: a failure that does not always come back is flaky.
@@ -99,7 +108,7 @@ ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& or
     // Which properties matter, within what is left of the time limit. A flaky
     // failure's passing probes would prove nothing.
     if (!r.flaky && !r.stopped)
-      r.notes = shrink_detail::property_notes(spec, best, original.verdict, probe, clock, r.attempts);
+      r.notes = shrink_detail::property_notes(op, spec, best, original.verdict, probe, clock, r.attempts);
   } catch (const DeadlineReached&) {
     r.stopped = true;
     r.flaky = r.reproduced < r.reruns;
@@ -115,8 +124,11 @@ std::string explain(const ShrinkResult& r) {
                               describe(r.shrunk));
   if (!r.outcome.stats.first_bad.empty()) {
     const BadElement& e = r.outcome.stats.first_bad.front();
-    s += fmt::format("  first bad element C[{},{}]: expected {:.9g}, got {:.9g} ({:.3g} ulp)\n", e.row, e.col,
-                     e.expected, e.got, e.ulps);
+    const std::string tensor = e.tensor >= 0 && size_t(e.tensor) < r.shrunk.tensors.size()
+                                   ? r.shrunk.tensors[size_t(e.tensor)].name
+                                   : fmt::format("tensor {}", e.tensor);
+    s += fmt::format("  first bad element {}[{},{}]: expected {:.9g}, got {:.9g} ({:.3g} ulp)\n", tensor, e.row,
+                     e.col, e.expected, e.got, e.ulps);
   } else {
     s += "  " + r.outcome.detail + "\n";
   }

@@ -1,7 +1,8 @@
 // Shrinking: from a failing case, the smallest case that still fails the same
 // way (same verdict), so a bug comes back small enough to debug by eye. It
-// simplifies layouts and scalars, then moves each dimension down, preferring
-// small and boundary values; every candidate stays inside the spec's requires.
+// tries the op's simplifications (layouts, scalars: Op::simplifications),
+// then moves each size down (Op::resize), preferring small and boundary
+// values; every candidate stays inside the spec's requires. It names no op.
 #pragma once
 #include <functional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "case/case.h"
 #include "exec/executor.h"
+#include "ops/op.h"
 #include "spec/spec.h"
 
 namespace assay {
@@ -21,7 +23,7 @@ struct ShrinkResult {
   int reproduced = 0;              // of those re-runs
   bool flaky = false;              // the shrunk case failed in only some re-runs
   bool stopped = false;            // the run's deadline cut it short: the smallest failing case found so far
-  std::vector<std::string> notes;  // which properties matter, e.g. "fails at n = 1 (n % 4 != 0); passes for n = 4"
+  std::vector<std::string> notes;  // which properties matter, e.g. "fails at len = 1 (len % 4 != 0); passes for len = 4"
 };
 
 // Runs one case and tells its outcome; the shrinker knows nothing else of execution.
@@ -33,8 +35,9 @@ using CaseProbe = std::function<CaseOutcome(const Case&)>;
 // notes (shrink/properties.h, at most two dozen cases) come on top of the
 // attempts; the steps leave them the last quarter of `max_seconds`. A probe
 // that throws DeadlineReached ends the shrink with what it has.
-ShrinkResult shrink(const Spec& spec, const Case& failing, const CaseOutcome& original, const CaseProbe& probe,
-                    int max_attempts = 400, double max_seconds = 1e9);
+// `op` is the case's op (op_of(spec)).
+ShrinkResult shrink(const Op& op, const Spec& spec, const Case& failing, const CaseOutcome& original,
+                    const CaseProbe& probe, int max_attempts = 400, double max_seconds = 1e9);
 
 // How many attempts a failure with verdict v may spend shrinking; 0: keep it
 // as found. A crash, CUDA error or hang costs a fresh worker per attempt that

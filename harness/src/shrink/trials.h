@@ -1,16 +1,18 @@
 // What the shrink steps share: running candidates under a budget, each at
-// most once, and moving a case's dimensions while keeping its layout style.
+// most once. Moving a case's sizes is the op's (Op::resize).
 #pragma once
 #include <algorithm>
 #include <chrono>
 #include <set>
 #include <string>
 
+#include "ops/op.h"
 #include "shrink/shrinker.h"
 
 namespace assay::shrink_detail {
 
-bool inside_spec(const Spec& spec, const Case& c);
+// Whether c satisfies the spec's requires (evaluated in op.context(c)).
+bool inside_spec(const Op& op, const Spec& spec, const Case& c);
 
 // A time limit for case runs that may take seconds each (huge cases): no run
 // is started that would end past it, judging by the longest so far, so the
@@ -42,9 +44,9 @@ class Trials {
  public:
   // `failing` is known to fail: it is not run again. The last `reserve`
   // seconds of the limit are left to whatever runs after the trials.
-  Trials(const Spec& spec, const CaseProbe& probe, const Case& failing, Verdict target, int max_attempts,
-         double max_seconds, double reserve = 0)
-      : spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts), clock_(max_seconds),
+  Trials(const Op& op, const Spec& spec, const CaseProbe& probe, const Case& failing, Verdict target,
+         int max_attempts, double max_seconds, double reserve = 0)
+      : op_(op), spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts), clock_(max_seconds),
         reserve_(reserve) {
     tried_.insert(key(failing));
   }
@@ -61,6 +63,7 @@ class Trials {
   RunClock& clock() { return clock_; }  // the same limit, for the runs after the trials
 
  private:
+  const Op& op_;
   const Spec& spec_;
   const CaseProbe& probe_;
   Verdict target_;
@@ -72,17 +75,5 @@ class Trials {
   CaseOutcome last_;
   static std::string key(const Case& c);
 };
-
-// A tensor's layout as gemm::make_layout builds it: orientation, padding
-// beyond its rows (column-major) or columns (row-major), offset.
-struct LayoutParts {
-  bool col_major;
-  int64_t pad, offset;
-};
-LayoutParts layout_parts(const Layout& l, int64_t rows, int64_t cols);
-
-// The same case with m, n, k replaced, each tensor keeping its orientation
-// (padding and offsets too, when `keep_layout`).
-Case with_dims(const Case& c, int64_t m, int64_t n, int64_t k, bool keep_layout);
 
 }  // namespace assay::shrink_detail

@@ -361,8 +361,8 @@ double eval_call(const Expr& e, const EvalContext& ctx) {
   if (f == "aligned") return aligned(*g, eval(*e.args.at(0), ctx));
   if (f == "ld") return double(g->leading());
   if (f == "offset") return double(g->offset);
-  if (f == "rows") return double(g->rows);
-  return double(g->cols);  // "cols": the parser admits nothing else
+  if (f == "rows") return double(g->rows());
+  return double(g->cols());  // "cols": the parser admits nothing else
 }
 
 double apply(std::string_view op, double a, double b) {
