@@ -197,14 +197,17 @@ LoadedCase read_case(const Fields& top, const fs::path& base_dir) {
   }
   top.only({"assay_case", "op", "spec", "sizes", "tensors", "scalars", "recipe", "seed", "keep", "origin"});
   c.op = top.string(top.required("op"));
-  if (auto* f = top.optional("sizes"))
-    for (const Field& s : top.nested(*f).all())
-      c.sizes.push_back({s.key.substr(s.key.rfind('.') + 1), top.integer(s, 0, kMaxDim)});
+  if (auto* f = top.optional("sizes")) {
+    const Fields sizes = top.nested(*f);
+    for (const Field& s : sizes.all()) c.sizes.push_back({s.key.substr(s.key.rfind('.') + 1), sizes.integer(s, 0, kMaxDim)});
+  }
   Fields tensors = top.nested(top.required("tensors"));
   for (const Field& t : tensors.all()) c.tensors.push_back(read_tensor(tensors, t));
   if (c.tensors.empty()) top.fail(top.required("tensors"), "no tensors");
-  if (auto* f = top.optional("scalars"))
-    for (const Field& s : top.nested(*f).all()) c.scalars.push_back({s.key.substr(s.key.rfind('.') + 1), top.real(s)});
+  if (auto* f = top.optional("scalars")) {
+    const Fields scalars = top.nested(*f);
+    for (const Field& s : scalars.all()) c.scalars.push_back({s.key.substr(s.key.rfind('.') + 1), scalars.real(s)});
+  }
   read_common(top, c);
   if (auto* f = top.optional("keep")) {
     Fields kf = top.nested(*f);

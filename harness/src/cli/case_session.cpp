@@ -47,9 +47,9 @@ CaseSession open_case_session(const CaseSessionArgs& a) {
   s.c = loaded.c;
   s.spec = load_spec(spec_file);
   const Op& op = op_of(s.spec);
-  if (s.c.op != s.spec.op)
+  if (s.c.op != op.name())
     throw InputError(fmt::format("{}: the case is a {} case, the spec {} is for {}", a.case_file, s.c.op,
-                                 spec_file.string(), s.spec.op));
+                                 spec_file.string(), op.name()));
   op.validate(s.c);
   s.backend = make_backend(s.spec.backend);
   const double need = op.case_bytes(s.c);

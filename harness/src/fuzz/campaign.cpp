@@ -512,7 +512,9 @@ void run_merge(const Spec& spec, const CampaignOptions& opt, const std::vector<s
 }  // namespace assay::fuzz
 
 // The op's kernel-aware moves most of the time; libFuzzer's byte-level ones otherwise.
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+// Weak: the harness library is linked whole (ops register themselves), and the
+// fuzz lab (bench/fuzz_lab.cpp) brings a mutator of its own.
+extern "C" __attribute__((weak)) size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   using namespace assay::fuzz;
   if (!campaign || !campaign->op || seed % 4 == 0) return LLVMFuzzerMutate(data, size, max_size);
   const assay::Op& op = *campaign->op;

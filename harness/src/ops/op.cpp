@@ -54,7 +54,14 @@ std::vector<std::string> registered_ops() {
   return names;
 }
 
+std::string_view default_op_name() { return "gemm"; }
+
 std::shared_ptr<const Op> make_op(const Spec& spec) {
+  if (spec.op.empty()) {
+    Spec named = spec;
+    named.op = std::string(default_op_name());
+    return make_op(named);
+  }
   auto it = factories().find(spec.op);
   if (it == factories().end())
     throw InputError(fmt::format("{}: unknown op '{}' (known: {})", spec.file.string(), spec.op,

@@ -168,6 +168,8 @@ const Op& op_of(const Spec& spec);
 // files replayed without their spec); nullptr when unknown.
 std::shared_ptr<const Op> default_op(std::string_view name);
 std::vector<std::string> registered_ops();
+// The op of a spec without an `op` key (specs from before there were several).
+std::string_view default_op_name();
 
 // For ops' own use.
 // The sparse change drawn from the case's seed among `candidates` (tensor

@@ -97,6 +97,7 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& file) {
   try {
     Fields top(name, root);
     s.yaml = root;
+    s.op = std::string(default_op_name());
     if (auto* f = top.optional("op")) {
       s.op = top.string(*f);
       const auto known = registered_ops();

@@ -30,7 +30,7 @@ enum class Subnormals { ieee, flush };
 struct Spec {
   std::filesystem::path file;    // the spec itself
   std::string name;
-  std::string op = "gemm";
+  std::string op;  // empty: the default op (ops/op.h, default_op_name), for specs written before there were several
   BackendKind backend = BackendKind::host;
   std::filesystem::path source;  // absolute, resolved against the spec's folder
   std::string entry = "assay_run";
