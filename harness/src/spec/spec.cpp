@@ -35,7 +35,9 @@ DType read_dtype(const Fields& f, std::string_view key) {
 
 // Keyed by tensor name; the op checks the names when it is made.
 void read_dtypes(const Fields& top, Spec& s) {
-  Fields d = top.nested(top.required("dtypes"));
+  const Field* f = top.optional("dtypes");  // an op whose tensors declare theirs (custom) needs none
+  if (!f) return;
+  Fields d = top.nested(*f);
   for (const Field& f : d.all()) {
     const std::string tensor = f.key.substr(std::string("dtypes.").size());
     s.dtypes.push_back({tensor, read_dtype(d, tensor)});
