@@ -30,8 +30,9 @@ int run_repro(const ReproArgs& a) {
   if (o.verdict != Verdict::pass) fmt::print(" (call {})\n  {}", o.call, o.detail);
   fmt::print("\n");
   for (auto& e : o.stats.first_bad)
-    fmt::print("  C[{},{}] expected {:.17g} got {:.17g} ({:.3g} ulp, {:.3g}x the bound)\n", e.row, e.col, e.expected,
-               e.got, e.ulps, e.ratio);
+    fmt::print("  {}[{},{}] expected {:.17g} got {:.17g} ({:.3g} ulp, {:.3g}x the bound)\n",
+               e.tensor >= 0 && size_t(e.tensor) < s.c.tensors.size() ? s.c.tensors[size_t(e.tensor)].name : "?",
+               e.row, e.col, e.expected, e.got, e.ulps, e.ratio);
   if (!a.dump.empty()) {
     if (o.tensors.before.empty()) {
       fmt::print("nothing to dump: call 1 stopped before the reference ran\n");
