@@ -56,7 +56,8 @@ LayoutParts layout_parts(const Layout& l, int64_t rows, int64_t cols) {
 
 class GemmOp final : public Op {
  public:
-  explicit GemmOp(const Spec& spec) { check_spec_keys(spec, {}, {"A", "B", "C"}); }
+  // dtypes keys a, b, c (matched to A, B, C without regard to case).
+  explicit GemmOp(const Spec& spec) { check_spec_keys(spec, {}, {"a", "b", "c"}); }
   std::string_view name() const override { return "gemm"; }
 
   void validate(const Case& c) const override { validate_case(c); }
