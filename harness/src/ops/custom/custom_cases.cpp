@@ -183,7 +183,7 @@ double host_bytes(const Def& def, const Case& c, BackendKind backend) {
   double bytes = fp64 + (def.tolerance.form == ToleranceForm::same_precision ? fp64 : 0) + outputs + images;
   bytes += double(16 << 20);  // allocator slack, the reference's own memory
   if (backend == BackendKind::cuda) {
-    bytes += largest_input;  // each input downloaded whole for the reference, one at a time
+    bytes += largest_input;  // each input's span downloaded for the reference, one at a time
   } else {
     bytes += 2 * buffers;  // the buffers themselves: live and as handed
     if (case_bytes(c) <= double(1 << 20)) bytes += 15 * buffers;  // planned: staged copies and captures

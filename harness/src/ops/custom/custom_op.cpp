@@ -296,15 +296,15 @@ class CustomOp final : public Op {
       data[i].assign(size_t(rows * cols), 0.0);
       const std::byte* p = i < device.size() ? device[i] : nullptr;
       if (!p || rows * cols == 0) continue;
+      const int size = dtype_bytes(g.dtype);
       std::vector<std::byte> image;
       if (backend.kind() != BackendKind::host) {
-        const std::optional<Buffer> owner = backend.owner_of(p);
-        if (!owner) throw InfraError(fmt::format("custom op reference: tensor {} is in no buffer of the backend", c.tensors[i].name));
-        image.resize(owner->bytes);
-        backend.download(*owner, image.data());
-        p = image.data() + (p - owner->data);
+        // Only the tensor's span, from its data start (a view of the buffer
+        // that holds it; the cuda backend's buffers may be slices of a larger block).
+        image.resize(size_t(g.span()) * size_t(size));
+        backend.download(Buffer{const_cast<std::byte*>(p), image.size()}, image.data());
+        p = image.data();
       }
-      const int size = dtype_bytes(g.dtype);
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t col = 0; col < cols; ++col)
           data[i][size_t(r * cols + col)] = assay::decode(g.dtype, load_bits(g.dtype, p + g.index(r, col) * size));
