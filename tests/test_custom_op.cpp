@@ -6,6 +6,8 @@
 #include <fstream>
 #include <set>
 
+#include <unistd.h>
+
 #include "core/error.h"
 #include "ops/op.h"
 #include "samples_support.h"
