@@ -439,4 +439,6 @@ void Requirement::check_names(const EvalContext& ctx) const {
 
 bool Requirement::holds(const EvalContext& ctx) const { return !root_ || truthy(eval(*root_, ctx)); }
 
+double Requirement::value(const EvalContext& ctx) const { return root_ ? eval(*root_, ctx) : 0.0; }
+
 }  // namespace assay

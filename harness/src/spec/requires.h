@@ -34,6 +34,10 @@ class Requirement {
   // Throws RequiresSyntaxError naming the first unknown identifier.
   void check_names(const EvalContext& ctx) const;
   bool holds(const EvalContext& ctx) const;
+  // The expression's number (comparisons and logic give 1 or 0): shape
+  // expressions (`rows*n`) use the same language. Throws RequiresSyntaxError
+  // for an unknown name.
+  double value(const EvalContext& ctx) const;
   const std::string& text() const { return text_; }
 
  private:
