@@ -24,6 +24,7 @@ struct ErrorModel {
   double exp_ulps_per = 0;
   double log_ulps = 1;   // log S: ulps, and an absolute part (__logf near 1)
   double log_abs = 0;
+  double tiny = 0;       // the compute type's subnormal spacing: an ulp of exp's result below its normal range
   bool log = false;         // log_softmax
   bool empty_zero = false;  // an all -Inf row: 0 (log: -Inf) instead of NaN
 };
@@ -128,8 +129,10 @@ ASSAY_HD void element(const ErrorModel& e, const RowStats& st, double x, double*
   }
   const double y = exp(d) / st.s;
   *ref = y;
-  // exp(d) and its argument, the sum, the division (or a reciprocal and a multiply).
-  *bound = (exp_error(e, x, st.m) + st.delta_s + 2.0 * e.u) * y;
+  // exp(d) and its argument, the sum, the division (or a reciprocal and a
+  // multiply); below the normal range exp's ulps are absolute (subnormal
+  // spacings), and S >= 1 only shrinks them.
+  *bound = (exp_error(e, x, st.m) + st.delta_s + 2.0 * e.u) * y + (e.exp_ulps + e.exp_ulps_per * fabs(d)) * e.tiny;
 }
 
 }  // namespace assay::softmax

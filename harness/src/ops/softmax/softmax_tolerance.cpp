@@ -29,6 +29,7 @@ ErrorModel error_model(const Settings& s, Compute compute, DType x) {
   // bf16): each of x_i and m moves by up to u relative.
   const ComputeFormat cf = assay::format_of(compute);
   e.u_conv = (p < mantissa_bits(x) || cf.emin > min_normal_exp(x)) ? e.u : 0.0;
+  e.tiny = min_subnormal(cf);
   // exp and log, in ulps of the compute type (CUDA Math API, programming
   // guide's accuracy tables): `ieee` a faithful libm (< 1 ulp), `cuda`
   // expf 2 / logf 1 (double exp, log 1; f16/bf16 compute: 2 and 1 assumed,
