@@ -91,12 +91,19 @@ struct RecipeParams {
   // as a kernel sees them after converting them into its compute type.
   Compute rounded_to = Compute::f64;
   Patch patch;                     // elements changed against the same seed's draw
+  // Whole rows of one value (row-wise ops' fully masked rows): each row of
+  // the matrix view, with probability row_fill drawn from the seed and the
+  // row, takes row_value in every kept element instead of the recipe's draw.
+  double row_fill = 0.0;
+  double row_value = 0.0;
 };
 
 // Raw (unrounded) value of element (row, col) of tensor `tensor`, the patch aside.
 ASSAY_HD double drawn_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
                             uint64_t row, uint64_t col) {
   if (!keeps(p.keep, tensor, row, col)) return 0.0;
+  if (p.row_fill > 0.0 && unit_double(hash3(seed ^ 0x726f7766696c6cull, tensor, row)) < p.row_fill)
+    return p.row_value;
   uint64_t idx = (row << 32) ^ col;  // rows and cols stay below 2^32 (generator bound)
   uint64_t h = hash3(seed, tensor, idx);
   double u = unit_double(h);

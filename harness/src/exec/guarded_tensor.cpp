@@ -33,7 +33,7 @@ void GuardedTensor::for_each_element_run(F&& f) const {
   if (g.rows() == 0 || g.cols() == 0) return;
   if (g.col_stride() == 1 && g.row_stride() >= g.cols()) {  // row-major: one run per row
     for (int64_t r = 0; r < g.rows(); ++r) f(at(r, 0), at(r, 0) + size_t(g.cols()) * size);
-  } else if (g.row_stride() == 1 && g.col_stride() >= g.rows()) {  // column-major: one run per column
+  } else if (g.ndim <= 2 && g.row_stride() == 1 && g.col_stride() >= g.rows()) {  // column-major (2-D): one run per column
     for (int64_t c = 0; c < g.cols(); ++c) f(at(0, c), at(0, c) + size_t(g.rows()) * size);
   } else {  // anything else: element by element, in address order
     std::vector<size_t> starts;

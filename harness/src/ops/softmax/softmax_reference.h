@@ -1,0 +1,43 @@
+// Picks the reference for where x lives (host loops or a CUDA kernel, side
+// by side) and hands its result over in blocks of whole rows, so the host
+// never holds ref and bound for a whole huge tensor; compares y block by block.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "backend/backend.h"
+#include "core/deadline.h"
+#include "judge/compare.h"
+#include "ops/softmax/softmax_math.h"
+#include "ops/softmax/softmax_problem.h"
+
+namespace assay::softmax {
+
+// Elements of one block (at least one row).
+inline constexpr int64_t kBlockElements = int64_t(1) << 22;
+
+// The blocks of matrix-view rows [row0, row0 + rows): whole batches where a
+// batch fits a block, else pieces of one batch (so each block has a geometry).
+struct RowBlock {
+  int64_t row0, rows;
+};
+std::vector<RowBlock> row_blocks(const Shape& s);
+// The geometry of a block's rows of a tensor of shape s.
+TensorGeom block_geom(const TensorGeom& g, const Shape& s, const RowBlock& b);
+// The most elements a block holds (for memory estimates).
+double block_elements(const Shape& s);
+
+using BlockVisitor = std::function<void(const RowBlock& b, const double* ref, const double* bound)>;
+// x: its data start in the backend's memory (geometry gx).
+void reference_rows(Backend& backend, const Shape& s, const TensorGeom& gx, const std::byte* x, const ErrorModel& e,
+                    const BlockVisitor& visit);
+
+// y (host memory, at its data start) against the reference; between blocks
+// (never before the first) throws DeadlineReached once `deadline` passed.
+// keep_ref / keep_bound, if given, receive the whole arrays.
+CompareStats compare_rows(Backend& backend, const Shape& s, const TensorGeom& gx, const std::byte* x,
+                          const TensorGeom& gy, const std::byte* y, const ErrorModel& e, const Tolerance& tol,
+                          const Deadline& deadline, std::vector<double>* keep_ref, std::vector<double>* keep_bound);
+
+}  // namespace assay::softmax

@@ -1,0 +1,93 @@
+#include "ops/softmax/softmax_reference_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace assay::softmax {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr unsigned kMaxBlocks = 65535;  // rows past it: the grid-stride loop
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw InfraError(fmt::format("softmax reference {}: {}", what, cudaGetErrorString(err)));
+  }
+}
+
+struct DeviceArray {  // scratch for one call, from the stream's memory pool
+  double* p = nullptr;
+  cudaStream_t s;
+  DeviceArray(size_t n, cudaStream_t stream) : s(stream) {
+    cudaError_t err = cudaMallocAsync(&p, (n ? n : 1) * sizeof(double), s);
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw OutOfMemory(fmt::format("softmax reference scratch of {} doubles: out of device memory", n));
+    }
+    check(err, "cudaMallocAsync");
+  }
+  ~DeviceArray() { cudaFreeAsync(p, s); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+// A block-wide reduction of T with merge(); every thread gets the result.
+template <class T>
+__device__ T block_reduce(T v, T* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int step = kThreads / 2; step > 0; step /= 2) {
+    if (int(threadIdx.x) < step) merge(shared[threadIdx.x], shared[threadIdx.x + step]);
+    __syncthreads();
+  }
+  T out = shared[0];
+  __syncthreads();  // shared is reused by the next reduction
+  return out;
+}
+
+__global__ void reference_kernel(const std::byte* x, TensorGeom g, ErrorModel e, int64_t row0, int64_t rows,
+                                 double* ref, double* bound) {
+  __shared__ RowMax max_part[kThreads];
+  __shared__ RowSum sum_part[kThreads];
+  const int64_t n = g.cols();
+  const int size = dtype_bytes(g.dtype);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t row = row0 + r;
+    RowMax mx;
+    for (int64_t c = threadIdx.x; c < n; c += kThreads)
+      add(mx, decode(g.dtype, load_bits(g.dtype, x + g.index(row, c) * size)));
+    mx = block_reduce(mx, max_part);
+    RowSum sum;
+    if (!mx.nan && mx.m > -INFINITY && mx.m < INFINITY)
+      for (int64_t c = threadIdx.x; c < n; c += kThreads)
+        add(sum, e, decode(g.dtype, load_bits(g.dtype, x + g.index(row, c) * size)), mx.m);
+    sum = block_reduce(sum, sum_part);
+    const RowStats st = finish(e, mx, sum);
+    for (int64_t c = threadIdx.x; c < n; c += kThreads)
+      element(e, st, decode(g.dtype, load_bits(g.dtype, x + g.index(row, c) * size)), ref + r * n + c,
+              bound + r * n + c);
+  }
+}
+
+}  // namespace
+
+void reference_cuda(void* stream_ptr, const std::byte* x, const TensorGeom& g, const ErrorModel& e, int64_t row0,
+                    int64_t rows, double* ref, double* bound) {
+  auto stream = cudaStream_t(stream_ptr);
+  const int64_t count = rows * g.cols();
+  if (count == 0) return;
+  DeviceArray d_ref(size_t(count), stream), d_bound(size_t(count), stream);
+  const unsigned blocks = unsigned(rows < int64_t(kMaxBlocks) ? rows : int64_t(kMaxBlocks));
+  reference_kernel<<<blocks, kThreads, 0, stream>>>(x, g, e, row0, rows, d_ref.p, d_bound.p);
+  check(cudaGetLastError(), "launch");
+  const size_t bytes = size_t(count) * sizeof(double);
+  check(cudaMemcpyAsync(ref, d_ref.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+  check(cudaMemcpyAsync(bound, d_bound.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+  check(cudaStreamSynchronize(stream), "sync");
+}
+
+}  // namespace assay::softmax
