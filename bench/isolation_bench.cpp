@@ -24,10 +24,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double run_block(Backend& be, Runner& runner, const std::vector<Case>& cases, const ExecOptions& opt) {
+double run_block(const Op& op, Backend& be, Runner& runner, const std::vector<Case>& cases, const ExecOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   for (const Case& c : cases)
-    if (run_case(be, runner, c, opt).verdict != Verdict::pass) throw std::runtime_error("a case failed: " + describe(c));
+    if (run_case(op, be, runner, c, opt).verdict != Verdict::pass) throw std::runtime_error("a case failed: " + describe(c));
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -54,15 +54,16 @@ int main(int argc, char** argv) {
   if (std::string why = worker.warm_up(); !why.empty()) throw std::runtime_error(why);
 
   // Tiny cases (every dimension <= 64): where a process boundary costs most.
+  const Op& op = op_of(spec);
   std::vector<Case> cases;
   for (uint64_t i = 0; int64_t(cases.size()) < cases_per_block; ++i)
-    if (auto c = gemm::random_case(spec, 7, i, gemm::GenLimits{64, 64.0 * 64 * 64})) cases.push_back(*c);
+    if (auto c = op.random_case(spec, 7, i, GenLimits{64, 64.0 * 64 * 64})) cases.push_back(*c);
   ExecOptions opt{spec.compute, 2.0, spec.deterministic, false, 0};
-  run_block(*backend, in_process, cases, opt);  // warm caches once
+  run_block(op, *backend, in_process, cases, opt);  // warm caches once
   double t_in = 0, t_worker = 0;
   for (int64_t b = 0; b < blocks; ++b) {  // interleaved, so drift hits both alike
-    t_in += run_block(*backend, in_process, cases, opt);
-    t_worker += run_block(*backend, worker, cases, opt);
+    t_in += run_block(op, *backend, in_process, cases, opt);
+    t_worker += run_block(op, *backend, worker, cases, opt);
   }
   const double n = double(cases_per_block * blocks);
   const double rate_in = n / t_in, rate_worker = n / t_worker;

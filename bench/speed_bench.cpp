@@ -37,10 +37,11 @@ namespace {
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-Case square(const Spec& spec, int64_t s, uint64_t seed) {
-  Case c;
+gemm::Problem square(const Spec& spec, int64_t s, uint64_t seed) {
+  gemm::Problem c;
   c.m = c.n = c.k = s;
-  c.a_type = spec.a, c.b_type = spec.b, c.c_type = spec.c;
+  const auto dt = gemm::spec_dtypes(spec);
+  c.a_type = dt[0], c.b_type = dt[1], c.c_type = dt[2];
   c.a = {s, 1, 0}, c.b = {s, 1, 0}, c.c = {s, 1, 0};
   c.recipe = Recipe::uniform, c.seed = seed;
   return c;
@@ -50,19 +51,19 @@ Case square(const Spec& spec, int64_t s, uint64_t seed) {
 // allocated once per shape.
 struct Minimal {
   Backend& be;
-  Case c;
+  gemm::Problem c;
   std::array<TensorGeom, 3> g;
   Buffer buf[3];
-  std::unique_ptr<GemmCallFrame> frame;
+  std::unique_ptr<CallFrame> frame;
   const assay_call& call() const { return frame->call; }
 
-  Minimal(Backend& b, const Case& cs) : be(b), c(cs), g(gemm::tensors(cs)) {
+  Minimal(Backend& b, const gemm::Problem& cs) : be(b), c(cs), g(gemm::tensors(cs)) {
     std::byte* data[3];
     for (int i = 0; i < 3; ++i) {
       buf[i] = be.allocate(size_t(g[i].span()) * dtype_bytes(g[i].dtype));
       data[i] = buf[i].data;
     }
-    frame = std::make_unique<GemmCallFrame>(be, g, data, 1.0, 0.0);
+    frame = std::make_unique<CallFrame>(be, gemm::to_case(c), data);  // alpha, beta: the case's (1, 0)
   }
   ~Minimal() {
     for (auto& b : buf) be.release(b);
@@ -143,6 +144,7 @@ int main(int argc, char** argv) {
   wo.library = kernel.library, wo.entry = spec.entry;
   WorkerRunner worker(*be, wo);
   if (std::string why = worker.warm_up(); !why.empty()) throw std::runtime_error(why);
+  const Op& op = op_of(spec);
   ExecOptions exec{spec.compute, gemm::kDefaultScale, spec.deterministic, false, 0};
 
   struct Size { const char* name; int64_t s; };
@@ -157,27 +159,27 @@ int main(int argc, char** argv) {
   std::string overhead, profile;
   for (const Size& size : sizes) {
     Minimal minimal(*be, square(spec, size.s, 1));
-    auto case_at = [&](uint64_t i) { return square(spec, size.s, 1000 + i); };
+    auto case_at = [&](uint64_t i) { return gemm::to_case(square(spec, size.s, 1000 + i)); };
     // As the gate runs small cases with a worker: planned, kBatchCases per exchange.
-    const bool planned = plannable(case_at(0));
+    const bool planned = plannable(op, case_at(0));
     auto planned_at = [&](Runner& runner, uint64_t first, size_t count) {
       std::vector<Case> cases;
       for (size_t j = 0; j < count; ++j) cases.push_back(case_at(first + j));
-      for (const CaseOutcome& o : run_cases(*be, runner, cases, exec))
+      for (const CaseOutcome& o : run_cases(op, *be, runner, cases, exec))
         if (o.verdict != Verdict::pass) return false;
       return true;
     };
     const int warm = size.s >= 4096 ? 1 : 20;
     timed(0, warm, [&](uint64_t i) { return minimal.one_case(kernel.run, spec, i); });
-    timed(0, warm, [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
+    timed(0, warm, [&](uint64_t i) { return run_case(op, *be, worker, case_at(i), exec).verdict == Verdict::pass; });
     const int min_cases = size.s >= 4096 ? 3 : 10;
     Rate bare = timed(seconds, min_cases, [&](uint64_t i) { return minimal.one_case(kernel.run, spec, i); });
     in_process.calls = 0, in_process.seconds = 0;
     Rate in = timed(seconds, min_cases,
-                    [&](uint64_t i) { return run_case(*be, in_process, case_at(i), exec).verdict == Verdict::pass; });
+                    [&](uint64_t i) { return run_case(op, *be, in_process, case_at(i), exec).verdict == Verdict::pass; });
     worker.reset_profile();
     Rate wk = timed(seconds, min_cases,
-                    [&](uint64_t i) { return run_case(*be, worker, case_at(i), exec).verdict == Verdict::pass; });
+                    [&](uint64_t i) { return run_case(op, *be, worker, case_at(i), exec).verdict == Verdict::pass; });
     const WorkerProfile p = worker.profile();
     Rate in_p, wk_1, wk_b;  // planned: only where the gate plans
     WorkerProfile pb;

@@ -22,10 +22,11 @@
 #include "core/host_memory.h"
 #include "exec/executor.h"
 #include "exec/runner.h"
-#include "fuzz/case_codec.h"
+#include "fuzz/limits.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
 #include "ops/gemm/gemm_operands.h"
+#include "ops/op.h"
 
 using namespace assay;
 namespace fs = std::filesystem;
@@ -33,6 +34,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kGiB = double(size_t(1) << 30);
+
+const Op& gemm_op() { return op_of(Spec{}); }
 
 fs::path source_dir() {
   const char* env = std::getenv("ASSAY_SOURCE_DIR");  // a copy of the tree (the GPU machine)
@@ -100,9 +103,11 @@ void check_unfinished(const testing::Workdir& w, const nlohmann::json& u) {
   const fs::path file = w.dir / u["case_file"].get<std::string>();
   REQUIRE(fs::exists(file));
   const Case c = load_case_file(file).c;
-  CHECK(u["dims"]["m"] == c.m);
-  CHECK(u["dims"]["n"] == c.n);
-  CHECK(u["dims"]["k"] == c.k);
+  const gemm::Problem p = gemm::problem(c);
+  CHECK(u["dims"]["m"] == p.m);
+  CHECK(u["dims"]["n"] == p.n);
+  CHECK(u["dims"]["k"] == p.k);
+  CHECK(u["dims"].size() == 3);
   CHECK(u["case"] == describe(c));
 }
 
@@ -249,8 +254,8 @@ int gemm_with_two_errors(const assay_call* call) {
   return ASSAY_OK;
 }
 
-Case case_of(int64_t m, int64_t n, int64_t k, bool col_major_c) {
-  Case c;
+gemm::Problem case_of(int64_t m, int64_t n, int64_t k, bool col_major_c) {
+  gemm::Problem c;
   c.m = m, c.n = n, c.k = k;
   c.a = gemm::make_layout(m, k, false), c.b = gemm::make_layout(k, n, false);
   c.c = gemm::make_layout(m, n, col_major_c, 3, 1);
@@ -262,20 +267,22 @@ Case case_of(int64_t m, int64_t n, int64_t k, bool col_major_c) {
 
 TEST_CASE("the comparison runs block by block of rows and counts every block", "[bounds]") {
   // 1500 x 3000 is past one block (2^22 elements of C): two blocks on the host.
-  const Case row = case_of(1500, 3000, 2, false), col = case_of(1500, 3000, 2, true);
+  const gemm::Problem row = case_of(1500, 3000, 2, false), col = case_of(1500, 3000, 2, true);
   const int64_t block = reference::reference_block_rows(row.m, row.n, row.k);
   REQUIRE(block < row.m);
   g_bad_row = block + 50;
-  for (const Case& c : {row, col}) {
+  for (const gemm::Problem& c : {row, col}) {
     HostBackend be;
     InProcessRunner runner(gemm_with_two_errors);
     ExecOptions opt;
-    CaseOutcome o = run_case(be, runner, c, opt);
-    INFO(describe(c) << ": " << o.detail);
+    CaseOutcome o = run_case(gemm_op(), be, runner, gemm::to_case(c), opt);
+    INFO(describe(gemm::to_case(c)) << ": " << o.detail);
     CHECK(o.verdict == Verdict::mismatch);
     CHECK(o.stats.checked == c.m * c.n);
     CHECK(o.stats.bad == 2);
     REQUIRE(o.stats.first_bad.size() == 2);
+    CHECK(o.stats.first_bad[0].tensor == gemm::C);
+    CHECK(o.stats.first_bad[1].tensor == gemm::C);
     CHECK(o.stats.first_bad[0].row == 3);
     CHECK(o.stats.first_bad[0].col == 5);
     CHECK(o.stats.first_bad[1].row == g_bad_row);
@@ -305,7 +312,8 @@ int naive(const assay_call* call) {
 TEST_CASE("host_bytes bounds what a case takes of the harness's host memory", "[bounds]") {
   // Measured in a child process of its own: its peak resident set less what
   // it held before the case (the host backend: buffers and reference alike).
-  for (const Case& c : {case_of(2097153, 2, 5, false), case_of(2, 2097153, 5, false), case_of(700, 900, 300, true)}) {
+  for (const gemm::Problem& c :
+       {case_of(2097153, 2, 5, false), case_of(2, 2097153, 5, false), case_of(700, 900, 300, true)}) {
     const double estimate = gemm::host_bytes(c, BackendKind::host);
     int fds[2];
     REQUIRE(pipe(fds) == 0);
@@ -318,7 +326,7 @@ TEST_CASE("host_bytes bounds what a case takes of the harness's host memory", "[
         InProcessRunner runner(naive);
         ExecOptions opt;
         const double before = resident_bytes();
-        const bool passed = run_case(be, runner, c, opt).verdict == Verdict::pass;
+        const bool passed = run_case(gemm_op(), be, runner, gemm::to_case(c), opt).verdict == Verdict::pass;
         if (passed && peak_resident_bytes() >= before) grew = peak_resident_bytes() - before;
       }
       (void)!write(fds[1], &grew, sizeof grew);
@@ -329,7 +337,7 @@ TEST_CASE("host_bytes bounds what a case takes of the harness's host memory", "[
     (void)!read(fds[0], &grew, sizeof grew);
     close(fds[0]);
     waitpid(pid, nullptr, 0);
-    INFO(describe(c) << ": grew " << grew / (1 << 20) << " MiB, estimate " << estimate / (1 << 20) << " MiB");
+    INFO(describe(gemm::to_case(c)) << ": grew " << grew / (1 << 20) << " MiB, estimate " << estimate / (1 << 20) << " MiB");
     CHECK(grew > 0);  // it passed, and took memory
     CHECK(grew <= estimate);
   }
@@ -339,8 +347,8 @@ TEST_CASE("host_bytes: the reference is held one block at a time, C's images and
   // On cuda the harness's host memory is its images of C (and one of A or B
   // when an input came back changed) and a block of the reference: a huge A
   // costs one image of it, not the 24 bytes per element of C of three FP64 arrays.
-  Case index32 = case_of((int64_t(1) << 20) + 7, 3, 2051, false);  // A past 2^31 elements
-  Case wide_c = case_of(int64_t(1) << 21, 1025, 3, false);          // C past 2^31 elements
+  gemm::Problem index32 = case_of((int64_t(1) << 20) + 7, 3, 2051, false);  // A past 2^31 elements
+  gemm::Problem wide_c = case_of(int64_t(1) << 21, 1025, 3, false);          // C past 2^31 elements
   const double a_bytes = double(gemm::tensors(index32)[gemm::A].span()) * 4;
   const double c_bytes = double(gemm::tensors(wide_c)[gemm::C].span()) * 4;
   CHECK(gemm::host_bytes(index32, BackendKind::cuda) < 1.01 * a_bytes);
@@ -350,8 +358,9 @@ TEST_CASE("host_bytes: the reference is held one block at a time, C's images and
 
 TEST_CASE("huge fuzz cases are drawn only where the host memory cap holds them too", "[bounds][fuzz]") {
   Spec spec;
-  spec.a = spec.b = spec.c = DType::f32;
-  Case from;
+  for (const char* t : {"a", "b", "c"}) spec.set_dtype(t, DType::f32);
+  const Op& op = gemm_op();
+  gemm::Problem from;
   from.m = 37, from.n = 45, from.k = 29;
   from.a = gemm::make_layout(37, 29, false), from.b = gemm::make_layout(29, 45, false);
   from.c = gemm::make_layout(37, 45, false);
@@ -360,17 +369,19 @@ TEST_CASE("huge fuzz cases are drawn only where the host memory cap holds them t
   const auto open = fuzz::campaign_limits(BackendKind::cuda, device);
   const auto capped = fuzz::campaign_limits(BackendKind::cuda, device, host);
   int over_host = 0, huge_capped = 0;
+  const Case start = gemm::to_case(from);
   for (int i = 0; i < 20000; ++i) {
-    Case x = fuzz::mutate(from, mix64(uint64_t(i)), open);
-    if (fuzz::is_huge(x, open)) over_host += gemm::host_bytes(x, BackendKind::cuda) > host;
-    Case y = fuzz::mutate(from, mix64(uint64_t(i)), capped);
-    if (!fuzz::is_huge(y, capped)) continue;
+    Case x = op.mutate(start, mix64(uint64_t(i)), open);
+    if (op.is_huge(x, open)) over_host += op.host_bytes(x, BackendKind::cuda) > host;
+    Case y = op.mutate(start, mix64(uint64_t(i)), capped);
+    if (!op.is_huge(y, capped)) continue;
     ++huge_capped;
     INFO(describe(y));
-    CHECK(gemm::host_bytes(y, BackendKind::cuda) <= host);
-    CHECK(gemm::case_bytes(y) <= device);
-    auto bytes = fuzz::encode(y, capped);
-    CHECK(fuzz::decode(bytes.data(), bytes.size(), spec, capped) == y);
+    CHECK(gemm::host_bytes(gemm::problem(y), BackendKind::cuda) <= host);
+    CHECK(op.host_bytes(y, BackendKind::cuda) <= host);
+    CHECK(gemm::case_bytes(gemm::problem(y)) <= device);
+    auto bytes = op.encode(y, capped);
+    CHECK(op.decode(bytes.data(), bytes.size(), spec, capped) == y);
   }
   CHECK(over_host > 0);     // without the cap some huge cases would not fit it
   CHECK(huge_capped > 50);  // with it, huge cases that fit are still drawn (grid limits, an index past 2^31)
@@ -402,5 +413,5 @@ TEST_CASE("fuzz --time in process: a failure whose shrink the watchdog cuts shor
   auto f = s["failures"][0];
   CHECK(f["verdict"] == "mismatch");
   CHECK(f["explanation"].get<std::string>().find("not shrunk") != std::string::npos);
-  CHECK(load_case_file(w.dir / f["case_file"].get<std::string>()).c.k >= 7);
+  CHECK(gemm::problem(load_case_file(w.dir / f["case_file"].get<std::string>()).c).k >= 7);
 }

@@ -112,7 +112,7 @@ TEST_CASE("cli: a planted bug fails, its case file replays and dumps", "[cli]") 
     INFO(rep.output);
     CHECK(rep.code == 1);
     CHECK(rep.output.find("mismatch") != std::string::npos);
-    const int64_t m = lc.c.m, n = lc.c.n, k = lc.c.k;
+    const int64_t m = lc.c.size("m"), n = lc.c.size("n"), k = lc.c.size("k");
     struct Want {
       const char* file;
       int64_t rows, cols, elem;

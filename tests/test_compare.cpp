@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "exec/patterns.h"
@@ -33,15 +34,15 @@ struct Row {
   }
   TensorGeom geom() const {
     int64_t n = int64_t(ref.size());
-    return TensorGeom{t, 1, n, n, 1, 0};
+    return TensorGeom::matrix(t, 1, n, n, 1, 0);
   }
   CompareStats compare(const Tolerance& tol) const {
     return assay::compare(tol, geom(), data.data(), ref.data(), bound.data());
   }
 };
 
-Case gemm_case(int64_t k, DType c_type, Recipe r = Recipe::uniform, double alpha = 1.3, double beta = 0.7) {
-  Case c;
+gemm::Problem gemm_case(int64_t k, DType c_type, Recipe r = Recipe::uniform, double alpha = 1.3, double beta = 0.7) {
+  gemm::Problem c;
   c.m = 1, c.n = 1, c.k = k;
   c.a_type = c.b_type = c.c_type = c_type;
   c.a = gemm::make_layout(c.m, c.k, false), c.b = gemm::make_layout(c.k, c.n, false);
@@ -78,7 +79,7 @@ TEST_CASE("gemm::tolerance carries the accumulation length and the output type",
 TEST_CASE("compare: the rounded reference and one ulp away pass", "[compare]") {
   for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
     INFO(name(t));
-    Case c = gemm_case(64, t);
+    gemm::Problem c = gemm_case(64, t);
     Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(t));
     for (double ref : {1.0 / 3.0, -7.123456789, 1e-3, 0.0, 1234.5678}) {
       INFO(ref);
@@ -107,7 +108,7 @@ TEST_CASE("compare: the rounded reference and one ulp away pass", "[compare]") {
 
 TEST_CASE("compare: the boundary T*u_eff*bound + 1 ulp, constructed exactly", "[compare]") {
   // f32 output, expected 1.0; got = 1 + j*2^-23 with 1 < got < 2, so ulp(got) = 2^-23.
-  Case c = gemm_case(100, DType::f32);
+  gemm::Problem c = gemm_case(100, DType::f32);
   Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   const double bound = 1000.0;
   const double allowed = tol.scale * tol.u_eff * bound + std::ldexp(1.0, -23);
@@ -145,7 +146,7 @@ TEST_CASE("compare: the boundary T*u_eff*bound + 1 ulp, constructed exactly", "[
 }
 
 TEST_CASE("compare: the scale T multiplies the bound term", "[compare]") {
-  Case c = gemm_case(100, DType::f32);
+  gemm::Problem c = gemm_case(100, DType::f32);
   Tolerance t2 = gemm::tolerance(c, Compute::f32, 2.0, 0);
   Tolerance t4 = gemm::tolerance(c, Compute::f32, 4.0, 0);
   const double ulp = std::ldexp(1.0, -23), bound = 1000;
@@ -157,7 +158,7 @@ TEST_CASE("compare: the scale T multiplies the bound term", "[compare]") {
 }
 
 TEST_CASE("compare: NaN and infinity classes", "[compare]") {
-  Case c = gemm_case(16, DType::f32, Recipe::uniform, 1, 0);
+  gemm::Problem c = gemm_case(16, DType::f32, Recipe::uniform, 1, 0);
   Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   SECTION("a computed NaN where the reference is finite") {
@@ -211,7 +212,7 @@ TEST_CASE("compare: NaN and infinity classes", "[compare]") {
 TEST_CASE("compare: poisoned elements are unwritten output", "[compare]") {
   for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
     INFO(name(t));
-    Case c = gemm_case(16, t, Recipe::uniform, 1, 0);
+    gemm::Problem c = gemm_case(16, t, Recipe::uniform, 1, 0);
     Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(t));
     REQUIRE(tol.poisoned);
     REQUIRE(tol.poison == poison_bits(t));
@@ -233,7 +234,7 @@ TEST_CASE("compare: poisoned elements are unwritten output", "[compare]") {
 }
 
 TEST_CASE("compare: exact recipes must match bit for bit while the bound fits", "[compare]") {
-  Case c = gemm_case(64, DType::f32, Recipe::ints, 1, 1);
+  gemm::Problem c = gemm_case(64, DType::f32, Recipe::ints, 1, 1);
   Tolerance tol = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   REQUIRE(tol.exact);
   REQUIRE(tol.exact_bits == 24);
@@ -335,7 +336,7 @@ TEST_CASE("ulp_distance counts representable values, across zero", "[compare]") 
 TEST_CASE("compare: subnormals flush admits flushed results, ieee does not", "[compare]") {
   const double tiny = std::ldexp(1.0, -149), fmin = std::ldexp(1.0, -126);
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-  Case c = gemm_case(4, DType::f32, Recipe::uniform, 1, 0);
+  gemm::Problem c = gemm_case(4, DType::f32, Recipe::uniform, 1, 0);
   const Tolerance ieee = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   const Tolerance flush = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32), Subnormals::flush);
   CHECK(ieee.abs_extra == 0);
@@ -380,7 +381,7 @@ TEST_CASE("compare: subnormals flush admits flushed results, ieee does not", "[c
     CHECK(judge(wrong_inf, flush) == Verdict::nan_mismatch);
   }
   SECTION("an f16 output may be zero where the reference is an f16 subnormal") {
-    Case h = gemm_case(4, DType::f16, Recipe::uniform, 1, 0);
+    gemm::Problem h = gemm_case(4, DType::f16, Recipe::uniform, 1, 0);
     Row row(DType::f16);
     row.add(0.0, std::ldexp(3.0, -24), std::ldexp(3.0, -24));
     CHECK(judge(row, gemm::tolerance(h, Compute::f32, 2.0, poison_bits(DType::f16))) == Verdict::mismatch);
@@ -391,15 +392,15 @@ TEST_CASE("compare: subnormals flush admits flushed results, ieee does not", "[c
 
 TEST_CASE("flush_allowance grows with k, |alpha|, |beta| and the recipes' magnitudes", "[compare]") {
   const double fmin = std::ldexp(1.0, -126);
-  Case c = gemm_case(100, DType::f32, Recipe::uniform, 1, 0);
+  gemm::Problem c = gemm_case(100, DType::f32, Recipe::uniform, 1, 0);
   // k (mu M_B + mu M_A + 2 mu) + 3 mu + mu(C), all mu = FLT_MIN, M = 1
   CHECK(gemm::flush_allowance(c, Compute::f32) == Approx(404 * fmin));
-  Case big = gemm_case(1000, DType::f32, Recipe::uniform, -1.3, 0.7);
+  gemm::Problem big = gemm_case(1000, DType::f32, Recipe::uniform, -1.3, 0.7);
   CHECK(gemm::flush_allowance(big, Compute::f32) > gemm::flush_allowance(c, Compute::f32));
-  Case mixed = gemm_case(100, DType::f32, Recipe::mixed, 1, 0);
+  gemm::Problem mixed = gemm_case(100, DType::f32, Recipe::mixed, 1, 0);
   CHECK(gemm::flush_allowance(mixed, Compute::f32) > gemm::flush_allowance(c, Compute::f32));
   // f64 arithmetic flushes below 2^-1022 only
-  Case d = gemm_case(100, DType::f64, Recipe::uniform, 1, 0);
+  gemm::Problem d = gemm_case(100, DType::f64, Recipe::uniform, 1, 0);
   CHECK(gemm::flush_allowance(d, Compute::f64) < 1e-300);
 }
 
@@ -412,7 +413,7 @@ TEST_CASE("compare: converting inputs into a narrower compute type is modelled, 
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   // k = 1: IEEE underflow of one product and the epilogue can lose 1.5 ulps
   // of 2^-149 (Tolerance::abs_floor), far less than the TF32 conversion.
-  Case c = gemm_case(1, DType::f32, Recipe::specials, 1, 0);
+  gemm::Problem c = gemm_case(1, DType::f32, Recipe::specials, 1, 0);
   const Tolerance f32 = gemm::tolerance(c, Compute::f32, 2.0, poison_bits(DType::f32));
   const Tolerance tf32 = gemm::tolerance(c, Compute::tf32, 2.0, poison_bits(DType::f32));
   SECTION("a subnormal input rounded to 0 in TF32: the result loses it") {
@@ -448,7 +449,7 @@ TEST_CASE("compare: converting inputs into a narrower compute type is modelled, 
                              nullptr, minus_inf_ref)) == Verdict::nan_mismatch);
   }
   SECTION("an f16 accumulator overflows past 65504, an f32 one does not") {
-    Case u = gemm_case(16, DType::f32, Recipe::mixed, 1, 0);
+    gemm::Problem u = gemm_case(16, DType::f32, Recipe::mixed, 1, 0);
     const Tolerance f16 = gemm::tolerance(u, Compute::f16, 2.0, poison_bits(DType::f32));
     const Tolerance f32u = gemm::tolerance(u, Compute::f32, 2.0, poison_bits(DType::f32));
     Row row(DType::f32);
@@ -462,7 +463,7 @@ TEST_CASE("compare: converting inputs into a narrower compute type is modelled, 
 }
 
 TEST_CASE("needs_class_reference: only where conversion can change a class", "[compare]") {
-  Case c = gemm_case(16, DType::f32, Recipe::specials, 1, 0);
+  gemm::Problem c = gemm_case(16, DType::f32, Recipe::specials, 1, 0);
   CHECK(gemm::needs_class_reference(c, Compute::tf32));
   CHECK(gemm::needs_class_reference(c, Compute::bf16));
   CHECK(gemm::needs_class_reference(c, Compute::f16));
@@ -472,9 +473,119 @@ TEST_CASE("needs_class_reference: only where conversion can change a class", "[c
   c.recipe = Recipe::mixed;                                     // f32 mixed draws up to 2^24
   CHECK(gemm::needs_class_reference(c, Compute::f16));          // past 65504
   CHECK_FALSE(gemm::needs_class_reference(c, Compute::tf32));   // far inside f32's range
-  Case h = gemm_case(16, DType::f16, Recipe::specials, 1, 0);
+  gemm::Problem h = gemm_case(16, DType::f16, Recipe::specials, 1, 0);
   CHECK_FALSE(gemm::needs_class_reference(h, Compute::f32));    // f16 fits f32 exactly
   CHECK(gemm::converts(DType::f16, Compute::bf16));             // fewer bits
   CHECK_FALSE(gemm::converts(DType::f16, Compute::tf32));       // f16 fits TF32 exactly
   CHECK(gemm::converts(DType::bf16, Compute::f16));             // a narrower range
+}
+
+// N-D tensors (core/tensor_geom.h): the matrix view's rows are the index
+// combinations of the leading dimensions in row-major order, its columns the
+// last dimension; padded strides are honoured and span() reaches the last
+// element exactly.
+TEST_CASE("TensorGeom: a padded 3-D tensor's (row, col) map to the right element, span() to one past the last",
+          "[compare][geom]") {
+  SECTION("row-major inner dimensions, both outer strides padded, a base offset") {
+    TensorGeom g;  // shape [2, 3, 4], strides [20, 5, 1] (compact would be [12, 4, 1]), offset 3
+    g.dtype = DType::f32, g.ndim = 3, g.offset = 3;
+    const int64_t shape[3] = {2, 3, 4}, strides[3] = {20, 5, 1};
+    for (int d = 0; d < 3; ++d) g.shape[d] = shape[d], g.strides[d] = strides[d];
+    CHECK(g.rows() == 6);
+    CHECK(g.cols() == 4);
+    CHECK(g.count() == 24);
+    CHECK(g.dim_rows() == 3);
+    CHECK(g.row_stride() == 5);
+    CHECK(g.col_stride() == 1);
+    CHECK(g.row_major());
+    CHECK_FALSE(g.col_major());
+    CHECK_FALSE(g.contiguous());  // padded
+    CHECK(g.span() == 3 + 1 * 20 + 2 * 5 + 3 * 1 + 1);
+    CHECK(g.index(0, 0) == 3);
+    CHECK(g.index(2, 3) == 3 + 2 * 5 + 3);       // last row of the first 3 x 4 slab
+    CHECK(g.index(3, 0) == 3 + 20);              // first row of the second slab: the outer stride, not 3 * 5
+    CHECK(g.index(4, 2) == 3 + 20 + 5 + 2);
+    CHECK(g.index(5, 3) == g.span() - 1);        // the last element is the span's last
+    std::set<int64_t> seen;
+    for (int64_t r = 0; r < g.rows(); ++r)
+      for (int64_t c = 0; c < g.cols(); ++c) {
+        INFO(r << ", " << c);
+        CHECK(g.index(r, c) == 3 + (r / 3) * 20 + (r % 3) * 5 + c);
+        CHECK(g.index(r, c) < g.span());
+        seen.insert(g.index(r, c));
+      }
+    CHECK(seen.size() == 24);  // no two elements alias
+    TensorGeom compact = g;
+    compact.strides[0] = 12, compact.strides[1] = 4, compact.offset = 0;
+    CHECK(compact.contiguous());
+    CHECK(compact.span() == 24);
+  }
+  SECTION("column-major inner dimensions, a padded outer stride") {
+    TensorGeom g;  // shape [2, 3, 4], strides [16, 1, 3]: each 3 x 4 slab column-major, 12 elements, 4 of gap
+    g.dtype = DType::f16, g.ndim = 3;
+    const int64_t shape[3] = {2, 3, 4}, strides[3] = {16, 1, 3};
+    for (int d = 0; d < 3; ++d) g.shape[d] = shape[d], g.strides[d] = strides[d];
+    CHECK(g.col_major());
+    CHECK_FALSE(g.row_major());
+    CHECK(g.row_stride() == 1);
+    CHECK(g.col_stride() == 3);
+    CHECK(g.span() == 16 + 2 + 9 + 1);
+    for (int64_t r = 0; r < g.rows(); ++r)
+      for (int64_t c = 0; c < g.cols(); ++c) CHECK(g.index(r, c) == (r / 3) * 16 + (r % 3) + c * 3);
+    CHECK(g.index(5, 3) == g.span() - 1);
+  }
+  SECTION("1-D and 0-D tensors are one row") {
+    TensorGeom v;  // shape [5], stride 2, offset 1
+    v.ndim = 1, v.shape[0] = 5, v.strides[0] = 2, v.offset = 1;
+    CHECK(v.rows() == 1);
+    CHECK(v.cols() == 5);
+    CHECK(v.index(0, 3) == 7);
+    CHECK(v.span() == 10);
+    TensorGeom s;
+    s.ndim = 0, s.offset = 4;
+    CHECK(s.rows() == 1);
+    CHECK(s.cols() == 1);
+    CHECK(s.index(0, 0) == 4);
+    CHECK(s.span() == 5);
+  }
+  SECTION("an empty dimension: no elements, span is the offset") {
+    TensorGeom e;
+    e.ndim = 3, e.offset = 7;
+    const int64_t shape[3] = {2, 0, 4}, strides[3] = {20, 5, 1};
+    for (int d = 0; d < 3; ++d) e.shape[d] = shape[d], e.strides[d] = strides[d];
+    CHECK(e.count() == 0);
+    CHECK(e.span() == 7);
+  }
+}
+
+TEST_CASE("compare reads a padded 3-D output through its strides and reports the bad element's (row, col)",
+          "[compare][geom]") {
+  TensorGeom g;  // shape [2, 3, 4], strides [20, 5, 1], offset 3
+  g.dtype = DType::f32, g.ndim = 3, g.offset = 3;
+  const int64_t shape[3] = {2, 3, 4}, strides[3] = {20, 5, 1};
+  for (int d = 0; d < 3; ++d) g.shape[d] = shape[d], g.strides[d] = strides[d];
+  // Every byte NaN first: padding and offset hold garbage the comparison must not read.
+  std::vector<std::byte> buf(size_t(g.span()) * 4);
+  for (int64_t i = 0; i < g.span(); ++i) store_bits(DType::f32, buf.data() + i * 4, encode(DType::f32, std::nan("")));
+  std::vector<double> ref(size_t(g.count())), bound(size_t(g.count()), 1.0);
+  for (int64_t r = 0; r < g.rows(); ++r)
+    for (int64_t c = 0; c < g.cols(); ++c) {
+      ref[size_t(r * g.cols() + c)] = double(r * 10 + c);
+      store_bits(DType::f32, buf.data() + g.index(r, c) * 4, encode(DType::f32, double(r * 10 + c)));
+    }
+  gemm::Problem p = gemm_case(4, DType::f32, Recipe::uniform, 1, 0);
+  Tolerance tol = gemm::tolerance(p, Compute::f32, 2.0, poison_bits(DType::f32));
+  CompareStats ok = compare(tol, g, buf.data(), ref.data(), bound.data());
+  CHECK(ok.checked == 24);
+  CHECK(verdict_of(ok) == Verdict::pass);
+  // One wrong element in the second slab: reported at its matrix-view position.
+  store_bits(DType::f32, buf.data() + g.index(4, 2) * 4, encode(DType::f32, 1000.0));
+  CompareStats bad = compare(tol, g, buf.data(), ref.data(), bound.data());
+  CHECK(verdict_of(bad) == Verdict::mismatch);
+  CHECK(bad.bad == 1);
+  REQUIRE(bad.first_bad.size() == 1);
+  CHECK(bad.first_bad[0].row == 4);
+  CHECK(bad.first_bad[0].col == 2);
+  CHECK(bad.first_bad[0].got == 1000.0);
+  CHECK(bad.first_bad[0].expected == 42.0);
 }

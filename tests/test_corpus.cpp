@@ -8,6 +8,7 @@
 #include "cli_support.h"
 #include "fuzz/corpus.h"
 #include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_problem.h"
 #include "samples_support.h"
 
 using namespace assay;
@@ -16,12 +17,12 @@ namespace fs = std::filesystem;
 namespace {
 
 Case small_case(int64_t m, uint64_t seed) {
-  Case c;
+  gemm::Problem c;
   c.m = m, c.n = 2, c.k = 3;
   c.a = gemm::make_layout(c.m, c.k, false), c.b = gemm::make_layout(c.k, c.n, false);
   c.c = gemm::make_layout(c.m, c.n, false);
   c.recipe = Recipe::ints, c.seed = seed;
-  return c;
+  return gemm::to_case(c);
 }
 
 size_t count_files(const fs::path& dir) {
@@ -56,7 +57,7 @@ TEST_CASE("corpus merge: case files are deduplicated by case, spec paths stay va
   CHECK(back.spec == spec.lexically_normal());  // rewritten relative to the new folder
   CHECK(w.run("corpus merge merged one two").output.find("0 added") != std::string::npos);
   fs::create_directories(w.dir / "bad/k3");
-  w.write("bad/k3/x.yaml", "assay_case: 1\nm: oops\n");
+  w.write("bad/k3/x.yaml", "assay_case: 2\nop: gemm\nsizes: {m: oops}\n");
   CHECK(w.run("corpus merge merged bad").code == 2);
 }
 
@@ -85,4 +86,23 @@ TEST_CASE("corpus merge: fuzz inputs by content, and by features with --spec", "
   fs::create_directories(w.dir / "cases/k");
   w.write("cases/k/c.yaml", to_yaml(small_case(2, 3)));
   CHECK(w.run("corpus merge mixed f1 cases --spec " + spec).code == 2);  // two kinds at once
+}
+
+TEST_CASE("corpus merge: a version-1 case file is the same case as its version-2 copy", "[corpus][cli]") {
+  testing::Workdir w;
+  fs::create_directories(w.dir / "old/k");
+  fs::create_directories(w.dir / "new/k");
+  // small_case(4, 1) as version 1 wrote it (docs/cases.md, "Version 1 files").
+  w.write("old/k/v1.yaml",
+          "assay_case: 1\nop: gemm\nm: 4\nn: 2\nk: 3\ndtypes: {a: f32, b: f32, c: f32}\nlayout:\n"
+          "  a: {row_stride: 3, col_stride: 1, offset: 0}\n  b: {row_stride: 2, col_stride: 1, offset: 0}\n"
+          "  c: {row_stride: 2, col_stride: 1, offset: 0}\nalpha: 1\nbeta: 0\nrecipe: ints\nseed: 1\n");
+  CHECK(load_case_file(w.dir / "old/k/v1.yaml").c == small_case(4, 1));
+  w.write("new/k/v2.yaml", to_yaml(small_case(4, 1)));
+  auto r = w.run("corpus merge merged old new");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("2 case files, 1 added") != std::string::npos);
+  REQUIRE(count_files(w.dir / "merged/k") == 1);
+  for (auto& e : fs::directory_iterator(w.dir / "merged/k")) CHECK(load_case_file(e.path()).c == small_case(4, 1));
 }

@@ -121,8 +121,8 @@ int counted(const assay_call* call) {
   return naive_gemm(call);
 }
 
-Case make_case(int64_t m, int64_t n, int64_t k, double alpha, double beta, Recipe r = Recipe::uniform) {
-  Case c;
+gemm::Problem make_case(int64_t m, int64_t n, int64_t k, double alpha, double beta, Recipe r = Recipe::uniform) {
+  gemm::Problem c;
   c.m = m, c.n = n, c.k = k;
   c.a = gemm::make_layout(m, k, false), c.b = gemm::make_layout(k, n, false), c.c = gemm::make_layout(m, n, false);
   c.alpha = alpha, c.beta = beta, c.recipe = r;
@@ -139,26 +139,28 @@ ExecOptions options(bool deterministic = true, bool keep = false, bool exact = f
   return opt;
 }
 
-CaseOutcome run(assay_run_fn fn, const Case& c, bool deterministic = true, bool keep = false, bool exact = false) {
+const Op& gemm_op() { return op_of(Spec{}); }  // a spec built in code: GEMM
+
+CaseOutcome run(assay_run_fn fn, const gemm::Problem& c, bool deterministic = true, bool keep = false, bool exact = false) {
   HostBackend be;
   InProcessRunner runner(fn);
-  return run_case(be, runner, c, options(deterministic, keep, exact));
+  return run_case(gemm_op(), be, runner, gemm::to_case(c), options(deterministic, keep, exact));
 }
 
-std::vector<Case> varied_cases() {
-  std::vector<Case> cases;
+std::vector<gemm::Problem> varied_cases() {
+  std::vector<gemm::Problem> cases;
   cases.push_back(make_case(7, 9, 11, 1, 0));                            // beta = 0: poisoned C
   cases.push_back(make_case(16, 17, 33, 1.3, 0.7, Recipe::ints));
   cases.push_back(make_case(5, 3, 64, -1, 1, Recipe::mixed));
   cases.push_back(make_case(9, 8, 20, 1, 0, Recipe::specials));
   cases.push_back(make_case(4, 6, 0, 0.7, 1.3));                          // k = 0: C = beta*C0
   cases.push_back(make_case(0, 6, 5, 1, 0));                              // empty output
-  Case padded = make_case(13, 11, 19, 0.7, -1);
+  gemm::Problem padded = make_case(13, 11, 19, 0.7, -1);
   padded.a = gemm::make_layout(13, 19, true, 3, 1);                       // transposed, padded, offset
   padded.b = gemm::make_layout(19, 11, false, 5, 2);
   padded.c = gemm::make_layout(13, 11, false, 4, 3);
   cases.push_back(padded);
-  Case padded0 = padded;                                                  // and with beta = 0
+  gemm::Problem padded0 = padded;                                                  // and with beta = 0
   padded0.beta = 0;
   padded0.c = gemm::make_layout(13, 11, true, 2, 1);
   cases.push_back(padded0);
@@ -169,7 +171,7 @@ std::vector<Case> varied_cases() {
 
 TEST_CASE("executor: a correct GEMM passes on varied cases", "[executor]") {
   for (auto& c : varied_cases()) {
-    INFO(describe(c));
+    INFO(describe(gemm::to_case(c)));
     CaseOutcome o = run(naive_gemm, c);
     INFO(o.detail);
     CHECK(o.verdict == Verdict::pass);
@@ -180,7 +182,7 @@ TEST_CASE("executor: a correct GEMM passes on varied cases", "[executor]") {
 }
 
 TEST_CASE("executor: four calls when deterministic, three otherwise; tensors kept on request", "[executor]") {
-  Case c = make_case(6, 5, 4, 1, 1);
+  gemm::Problem c = make_case(6, 5, 4, 1, 1);
   g_counted_calls = 0;
   CHECK(run(counted, c, true).verdict == Verdict::pass);
   CHECK(g_counted_calls == 4);
@@ -188,19 +190,27 @@ TEST_CASE("executor: four calls when deterministic, three otherwise; tensors kep
   CaseOutcome o = run(counted, c, false, true);
   CHECK(o.verdict == Verdict::pass);
   CHECK(g_counted_calls == 3);
-  CHECK(o.tensors.ref.size() == 30);
-  CHECK(o.tensors.bound.size() == 30);
-  CHECK_FALSE(o.tensors.a.empty());
-  CHECK_FALSE(o.tensors.c.empty());
+  // per tensor A, B, C: reference and bound for the output only
+  REQUIRE(o.tensors.ref.size() == 3);
+  REQUIRE(o.tensors.bound.size() == 3);
+  CHECK(o.tensors.ref[gemm::A].empty());
+  CHECK(o.tensors.ref[gemm::C].size() == 30);
+  CHECK(o.tensors.bound[gemm::C].size() == 30);
+  REQUIRE(o.tensors.before.size() == 3);
+  REQUIRE(o.tensors.after.size() == 3);
+  CHECK_FALSE(o.tensors.before[gemm::A].empty());
+  CHECK_FALSE(o.tensors.before[gemm::C].empty());  // beta = 1: C0 as handed
+  CHECK(o.tensors.after[gemm::A].empty());         // inputs have no after image
+  CHECK_FALSE(o.tensors.after[gemm::C].empty());
   // the kept output is the kernel's call-1 output: it matches the reference
   // to within f32 rounding
   auto g = gemm::tensors(c)[gemm::C];
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j) {
-      const std::byte* data = o.tensors.c.data() + o.tensors.data_start;
+      const std::byte* data = o.tensors.after[gemm::C].data() + o.tensors.data_start;
       double got = decode(DType::f32, load_bits(DType::f32, data + g.index(i, j) * 4));
-      double ref = o.tensors.ref[size_t(i * c.n + j)];
-      CHECK(std::fabs(got - ref) <= 1e-5 * o.tensors.bound[size_t(i * c.n + j)] + 1e-30);
+      double ref = o.tensors.ref[gemm::C][size_t(i * c.n + j)];
+      CHECK(std::fabs(got - ref) <= 1e-5 * o.tensors.bound[gemm::C][size_t(i * c.n + j)] + 1e-30);
     }
 }
 
@@ -212,7 +222,7 @@ TEST_CASE("executor: writing C[-1] is an out-of-bounds write", "[executor]") {
 }
 
 TEST_CASE("executor: writing into C's row padding is an out-of-bounds write", "[executor]") {
-  Case c = make_case(8, 8, 8, 1, 1);
+  gemm::Problem c = make_case(8, 8, 8, 1, 1);
   c.c = gemm::make_layout(8, 8, false, 2);
   CaseOutcome o = run(writes_c_padding, c);
   CHECK(o.verdict == Verdict::out_of_bounds_write);
@@ -231,7 +241,7 @@ TEST_CASE("executor: changing an input is input_modified", "[executor]") {
 }
 
 TEST_CASE("executor: return codes and exceptions", "[executor]") {
-  Case c = make_case(4, 5, 6, 1, 0);
+  gemm::Problem c = make_case(4, 5, 6, 1, 0);
   SECTION("ASSAY_UNSUPPORTED inside the spec is rejected") {
     CaseOutcome o = run(unsupported, c);
     CHECK(o.verdict == Verdict::rejected);
@@ -274,7 +284,7 @@ TEST_CASE("executor: leaving C as found on a later call is a stale result", "[ex
 }
 
 TEST_CASE("executor: one ulp on odd calls is nondeterministic only when determinism is claimed", "[executor]") {
-  Case c = make_case(12, 13, 14, 1, 0);
+  gemm::Problem c = make_case(12, 13, 14, 1, 0);
   g_flaky_calls = 0;
   CaseOutcome o = run(flaky, c, true);
   CHECK(o.verdict == Verdict::nondeterministic);
@@ -343,8 +353,8 @@ int records_tensors(const assay_call* call) {
   return naive_gemm(call);
 }
 
-Case padded_case() {  // transposed A, padded rows, base offsets on every tensor
-  Case c = make_case(13, 11, 19, 0.7, -1);
+gemm::Problem padded_case() {  // transposed A, padded rows, base offsets on every tensor
+  gemm::Problem c = make_case(13, 11, 19, 0.7, -1);
   c.a = gemm::make_layout(13, 19, true, 3, 1);
   c.b = gemm::make_layout(19, 11, false, 5, 2);
   c.c = gemm::make_layout(13, 11, false, 4, 3);
@@ -355,8 +365,8 @@ Case padded_case() {  // transposed A, padded rows, base offsets on every tensor
 
 TEST_CASE("exact allocation: a tensor's buffer is its extent, offset included, and nothing more", "[executor][exact]") {
   HostBackend be;
-  TensorGeom g;  // 5 x 3 f32, rows 4 apart, 2 elements of base offset: extent 2 + 4*4 + 2 + 1 = 21 elements
-  g.rows = 5, g.cols = 3, g.row_stride = 4, g.col_stride = 1, g.offset = 2;
+  // 5 x 3 f32, rows 4 apart, 2 elements of base offset: extent 2 + 4*4 + 2 + 1 = 21 elements
+  const TensorGeom g = TensorGeom::matrix(DType::f32, 5, 3, 4, 1, 2);
   REQUIRE(g.span() == 21);
   GuardedTensor exact(be, g, Allocation::exact);
   CHECK(exact.guard() == 0);
@@ -378,7 +388,7 @@ TEST_CASE("exact allocation: a tensor's buffer is its extent, offset included, a
   CHECK(be.owner_of(guarded.data()));
 
   TensorGeom empty = g;  // no element: one element's bytes, so that the data start is still an address
-  empty.rows = 0, empty.offset = 0;
+  empty.shape[0] = 0, empty.offset = 0;
   GuardedTensor none(be, empty, Allocation::exact);
   CHECK(none.buffer().bytes == 4);
   none.paint_canary();
@@ -386,14 +396,14 @@ TEST_CASE("exact allocation: a tensor's buffer is its extent, offset included, a
 }
 
 TEST_CASE("exact allocation: the kernel is handed each tensor's own exact allocation", "[executor][exact]") {
-  const Case c = padded_case();
+  const gemm::Problem c = padded_case();
   const auto geoms = gemm::tensors(c);
   for (bool exact : {true, false}) {
     INFO("exact " << exact);
     RecordingBackend be;
     InProcessRunner runner(records_tensors);
     g_seen.clear();
-    CHECK(run_case(be, runner, c, options(true, false, exact)).verdict == Verdict::pass);
+    CHECK(run_case(gemm_op(), be, runner, gemm::to_case(c), options(true, false, exact)).verdict == Verdict::pass);
     REQUIRE(g_seen.size() == 4);
     for (const Seen& s : g_seen)
       for (int i = 0; i < 3; ++i) {
@@ -419,13 +429,13 @@ TEST_CASE("exact allocation: the kernel is handed each tensor's own exact alloca
 
 TEST_CASE("exact allocation: verdicts stay what they are with guards", "[executor][exact]") {
   for (auto& c : varied_cases()) {
-    INFO(describe(c));
+    INFO(describe(gemm::to_case(c)));
     CaseOutcome o = run(naive_gemm, c, true, false, true);
     INFO(o.detail);
     CHECK(o.verdict == Verdict::pass);
     CHECK(o.stats.checked == c.m * c.n);
   }
-  Case padded = make_case(8, 8, 8, 1, 1);
+  gemm::Problem padded = make_case(8, 8, 8, 1, 1);
   padded.c = gemm::make_layout(8, 8, false, 2);
   CHECK(run(writes_c_padding, padded, true, false, true).verdict == Verdict::out_of_bounds_write);
   CHECK(run(modifies_a, make_case(8, 8, 8, 1, 0), true, false, true).verdict == Verdict::input_modified);
@@ -433,13 +443,15 @@ TEST_CASE("exact allocation: verdicts stay what they are with guards", "[executo
   // Planned cases (staged inputs, captures) take the same layout.
   HostBackend be;
   InProcessRunner runner(naive_gemm);
-  std::vector<Case> cases = {padded_case(), make_case(7, 9, 11, 1, 0)};
-  for (const CaseOutcome& o : run_cases(be, runner, cases, options(true, false, true))) {
+  std::vector<Case> cases = {gemm::to_case(padded_case()), gemm::to_case(make_case(7, 9, 11, 1, 0))};
+  for (const CaseOutcome& o : run_cases(gemm_op(), be, runner, cases, options(true, false, true))) {
     INFO(o.detail);
     CHECK(o.verdict == Verdict::pass);
   }
   // Tensors kept for --dump start where the data starts.
   CaseOutcome kept = run(naive_gemm, padded_case(), true, true, true);
   CHECK(kept.tensors.data_start == 0);
-  CHECK(kept.tensors.c.size() == size_t(gemm::tensors(padded_case())[gemm::C].span()) * 4);
+  REQUIRE(kept.tensors.after.size() == 3);
+  CHECK(kept.tensors.after[gemm::C].size() == size_t(gemm::tensors(padded_case())[gemm::C].span()) * 4);
+  CHECK(kept.tensors.before[gemm::A].size() == size_t(gemm::tensors(padded_case())[gemm::A].span()) * 4);
 }

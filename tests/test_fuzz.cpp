@@ -11,32 +11,61 @@
 
 #include "case/rng.h"
 #include "cli_support.h"
-#include "fuzz/case_codec.h"
 #include "fuzz/summary.h"
+#include "ops/gemm/gemm_fuzz.h"
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
+#include "ops/op.h"
 #include "samples_support.h"
 
 using namespace assay;
 namespace fs = std::filesystem;
 
+namespace {
+
+// The campaign's path: the op's codec (ops/op.h) on generic cases, read back
+// in GEMM's terms.
+const Op& gemm_op() { return op_of(Spec{}); }
+Case decode(const uint8_t* data, size_t size, const Spec& spec, const CodecLimits& lim) {
+  const Case c = gemm_op().decode(data, size, spec, lim);
+  gemm_op().validate(c);
+  return c;
+}
+std::vector<uint8_t> encode(const Case& c, const CodecLimits& lim = CodecLimits{}) { return gemm_op().encode(c, lim); }
+Case mutate(const Case& c, uint64_t random, const CodecLimits& lim) {
+  const Case x = gemm_op().mutate(c, random, lim);
+  gemm_op().validate(x);
+  return x;
+}
+bool is_huge(const Case& c, const CodecLimits& lim) {
+  const bool huge = gemm_op().is_huge(c, lim);
+  CHECK(huge == gemm::is_huge_problem(gemm::problem(c), lim));  // the op's rule is GEMM's
+  return huge;
+}
+gemm::Problem P(const Case& c) { return gemm::problem(c); }
+
+}  // namespace
+
 TEST_CASE("fuzz bytes decode to valid cases that encode back to themselves", "[fuzz]") {
   Spec spec;
-  fuzz::CodecLimits lim{100};
+  CodecLimits lim{100};
   for (uint64_t i = 0; i < 2000; ++i) {
     uint8_t bytes[24];
     for (auto& b : bytes) b = uint8_t(mix64(i * 31 + (&b - bytes)));
-    Case c = fuzz::decode(bytes, size_t(i % 25), spec, lim);  // short inputs too
+    Case c = decode(bytes, size_t(i % 25), spec, lim);  // short inputs too
     INFO(describe(c));
-    CHECK(c.m < 100);
-    CHECK(c.n < 100);
-    CHECK(c.k < 100);
-    auto again = fuzz::encode(c);
-    Case d = fuzz::decode(again.data(), again.size(), spec, lim);
+    CHECK(P(c).m < 100);
+    CHECK(P(c).n < 100);
+    CHECK(P(c).k < 100);
+    auto again = encode(c);
+    CHECK(again == gemm::encode(P(c)));  // the op encodes as GEMM's codec does
+    Case d = decode(again.data(), again.size(), spec, lim);
     CHECK(d == c);
-    Case m = fuzz::mutate(c, mix64(i), lim);
-    for (const TensorGeom& g : gemm::tensors(m)) {  // strides still describe non-overlapping rows or columns
-      CHECK((g.row_major() || g.col_major() || g.rows <= 1 || g.cols <= 1));
+    CHECK(P(d) == gemm::decode(again.data(), again.size(), spec, lim));
+    Case m = mutate(c, mix64(i), lim);
+    CHECK(P(m) == gemm::mutate(P(c), mix64(i), lim));
+    for (const TensorGeom& g : gemm::tensors(P(m))) {  // strides still describe non-overlapping rows or columns
+      CHECK((g.row_major() || g.col_major() || g.rows() <= 1 || g.cols() <= 1));
     }
   }
 }
@@ -44,21 +73,28 @@ TEST_CASE("fuzz bytes decode to valid cases that encode back to themselves", "[f
 namespace {
 
 Case ordinary_case(int64_t m, int64_t n, int64_t k) {
-  Case c;
+  gemm::Problem c;
   c.m = m, c.n = n, c.k = k;
   c.a = gemm::make_layout(m, k, false), c.b = gemm::make_layout(k, n, false), c.c = gemm::make_layout(m, n, false);
   c.seed = 7, c.origin = "fuzz";  // as decode names it
-  return c;
+  return gemm::to_case(c);
 }
 
 // The campaign's limits (fuzz/campaign.cpp) on a host and on a GPU with ~110 GB to spare.
-fuzz::CodecLimits host_limits() {
+CodecLimits host_limits() {
   return {8192, double(1 << 22), double(1 << 17), {BackendKind::host, double(size_t(2) << 30)}, 0};
 }
-fuzz::CodecLimits cuda_limits(double budget = 110e9) {
+CodecLimits cuda_limits(double budget = 110e9) {
   return {8192, double(1 << 30), double(1 << 22), {BackendKind::cuda, budget}, double(int64_t(1) << 41)};
 }
-double elements(const Case& c) { return double(c.m) * c.k + double(c.k) * c.n + double(c.m) * c.n; }
+double elements(const Case& x) {
+  const gemm::Problem c = P(x);
+  return double(c.m) * c.k + double(c.k) * c.n + double(c.m) * c.n;
+}
+double work(const Case& x) {
+  const gemm::Problem c = P(x);
+  return double(c.m) * double(c.n) * double(c.k);
+}
 
 std::vector<uint8_t> huge_genome(int dim, uint32_t value, uint16_t m, uint16_t n, uint16_t k) {
   std::vector<uint8_t> b(24, 0);
@@ -72,21 +108,25 @@ std::vector<uint8_t> huge_genome(int dim, uint32_t value, uint16_t m, uint16_t n
 
 TEST_CASE("a campaign's seed cases are small, fitted to the spec's requires, and none where nothing fits", "[fuzz]") {
   Spec plain;
-  auto seeds = fuzz::seed_cases(plain);
+  auto seeds = gemm_op().seed_cases(plain);
   REQUIRE(seeds.size() == 6);  // m = n = k in 1, 7, 33; beta 0 and 1
-  for (const Case& c : seeds) CHECK((c.m == c.n && c.n == c.k && c.k <= 33));
+  for (const Case& x : seeds) {
+    const gemm::Problem c = P(x);
+    CHECK((c.m == c.n && c.n == c.k && c.k <= 33));
+  }
   Spec picky;
   for (const char* r : {"k % 8 == 0", "beta == 0"}) picky.requires_.push_back(Requirement::parse(r));
-  seeds = fuzz::seed_cases(picky);
+  seeds = gemm_op().seed_cases(picky);
   REQUIRE(!seeds.empty());
-  for (const Case& c : seeds) {
-    INFO(describe(c));
+  for (const Case& x : seeds) {
+    INFO(describe(x));
+    const gemm::Problem c = P(x);
     CHECK(c.k % 8 == 0);
     CHECK(c.beta == 0);
   }
   Spec never;
   never.requires_.push_back(Requirement::parse("m < 0"));
-  CHECK(fuzz::seed_cases(never).empty());
+  CHECK(gemm_op().seed_cases(never).empty());
 }
 
 TEST_CASE("the feedback reaches a two-step window in fewer cases than blind mutation (fuzz lab)", "[fuzz]") {
@@ -135,18 +175,19 @@ TEST_CASE("ordinary fuzz cases: k grows past 2048 in steps, m*n*k and the elemen
     uint8_t bytes[24];
     for (auto& b : bytes) b = uint8_t(mix64(i * 17 + (&b - bytes)));
     if (i % 2) bytes[20] = uint8_t(0xa0 + i % 3);  // a huge tag: the host ignores it
-    Case c = fuzz::decode(bytes, sizeof bytes, spec, lim);
+    Case c = decode(bytes, sizeof bytes, spec, lim);
     INFO(describe(c));
-    CHECK(!fuzz::is_huge(c, lim));
-    CHECK(double(c.m) * double(c.n) * double(c.k) <= lim.max_work);
+    CHECK(!is_huge(c, lim));
+    CHECK(work(c) <= lim.max_work);
     CHECK(elements(c) <= lim.max_elements);
     Case from = ordinary_case(33, 3, 1025);
-    Case x = fuzz::mutate(from, mix64(i), lim);
-    CHECK(!fuzz::is_huge(x, lim));  // the host never gets a huge case
-    CHECK(double(x.m) * double(x.n) * double(x.k) <= lim.max_work);
-    CHECK(elements(x) <= lim.max_elements);
+    Case mx = mutate(from, mix64(i), lim);
+    const gemm::Problem x = P(mx);
+    CHECK(!is_huge(mx, lim));  // the host never gets a huge case
+    CHECK(work(mx) <= lim.max_work);
+    CHECK(elements(mx) <= lim.max_elements);
     doubled_past_2048 |= x.k > 2048 && x.m == 33;
-    Case back = fuzz::decode(fuzz::encode(x, lim).data(), fuzz::encode(x, lim).size(), spec, lim);
+    const gemm::Problem back = P(decode(encode(mx, lim).data(), encode(mx, lim).size(), spec, lim));
     CHECK(back.m == x.m);
     CHECK(back.n == x.n);
     CHECK(back.k == x.k);
@@ -155,75 +196,78 @@ TEST_CASE("ordinary fuzz cases: k grows past 2048 in steps, m*n*k and the elemen
   // Past the work bound, a move keeps the dimension it set; another gives way.
   Case big = ordinary_case(160, 160, 160);
   for (uint64_t i = 0; i < 2000; ++i) {
-    Case x = fuzz::mutate(big, mix64(i), lim);
+    const gemm::Problem x = P(mutate(big, mix64(i), lim));
     if (x.k == 2 * 160 + 1) CHECK(x.m * x.n * x.k <= int64_t(1) << 22);
   }
 }
 
 TEST_CASE("the huge extension: old 20-byte inputs decode as before, huge ones only on cuda within budget", "[fuzz]") {
   Spec spec;
-  spec.a = spec.b = spec.c = DType::f32;
+  for (const char* t : {"a", "b", "c"}) spec.set_dtype(t, DType::f32);
   const int64_t huge = (int64_t(1) << 20) + 7;
   auto g = huge_genome(0, uint32_t(huge), 100, 3, 2051);
   SECTION("a 20-byte input ignores the extension") {
-    Case c = fuzz::decode(g.data(), 20, spec, cuda_limits());
+    const gemm::Problem c = P(decode(g.data(), 20, spec, cuda_limits()));
     CHECK(c.m == 100);
     CHECK(c.n == 3);
     CHECK(c.k == 2051);
   }
   SECTION("cuda: m = 2^20 + 7 with k = 2051, A past 2^31 elements") {
     const auto lim = cuda_limits();
-    Case c = fuzz::decode(g.data(), g.size(), spec, lim);
+    Case x = decode(g.data(), g.size(), spec, lim);
+    const gemm::Problem c = P(x);
     CHECK(c.m == huge);
     CHECK(c.n == 3);
     CHECK(c.k == 2051);
-    CHECK(fuzz::is_huge(c, lim));
-    auto again = fuzz::encode(c, lim);
+    CHECK(is_huge(x, lim));
+    auto again = encode(x, lim);
     CHECK(again.size() == 24);
-    CHECK(fuzz::decode(again.data(), again.size(), spec, lim) == c);
+    CHECK(decode(again.data(), again.size(), spec, lim) == x);
   }
   SECTION("no huge case past the memory budget, nor on the host") {
     for (const auto& lim : {cuda_limits(1e9), host_limits()}) {
-      Case c = fuzz::decode(g.data(), g.size(), spec, lim);
-      CHECK(c.m < 8192);
-      CHECK(!fuzz::is_huge(c, lim));
+      Case c = decode(g.data(), g.size(), spec, lim);
+      CHECK(P(c).m < 8192);
+      CHECK(!is_huge(c, lim));
     }
   }
   SECTION("a huge value past 2^24 or a bad tag is no huge case") {
     auto bad = huge_genome(0, uint32_t(huge), 100, 3, 2051);
     bad[20] = 0xa3;
-    CHECK(fuzz::decode(bad.data(), bad.size(), spec, cuda_limits()).m == 100);
+    CHECK(P(decode(bad.data(), bad.size(), spec, cuda_limits())).m == 100);
   }
 }
 
 TEST_CASE("the huge move: rare, cuda only, within budget, reaching 2^20 rows and 2^31 elements", "[fuzz]") {
   Spec spec;
-  spec.a = spec.b = spec.c = DType::f32;
+  for (const char* t : {"a", "b", "c"}) spec.set_dtype(t, DType::f32);
   const auto lim = cuda_limits();
   const Case from = ordinary_case(37, 45, 29);
   int huge_cases = 0, rows_past_2_20 = 0, past_2_31 = 0;
   const int tries = 64000;
   for (int i = 0; i < tries; ++i) {
-    Case x = fuzz::mutate(from, mix64(uint64_t(i)), lim);
-    if (!fuzz::is_huge(x, lim)) {
-      CHECK(double(x.m) * double(x.n) * double(x.k) <= lim.max_work);
-      CHECK(elements(x) <= lim.max_elements);
+    const Case mx = mutate(from, mix64(uint64_t(i)), lim);
+    if (!is_huge(mx, lim)) {
+      CHECK(work(mx) <= lim.max_work);
+      CHECK(elements(mx) <= lim.max_elements);
       continue;
     }
     ++huge_cases;
-    INFO(describe(x));
+    INFO(describe(mx));
+    const gemm::Problem x = P(mx);
     int big = 0;
     for (int64_t d : {x.m, x.n, x.k}) big += d >= lim.max_dim;
     CHECK(big == 1);  // one dimension huge, the others ordinary
     CHECK(gemm::huge_case_fits(x, lim.huge));
+    CHECK(gemm_op().huge_case_fits(mx, lim.huge));
     rows_past_2_20 += x.m > (int64_t(1) << 20) - 16;
     const double most = std::max({double(x.m) * x.k, double(x.k) * x.n, double(x.m) * x.n});
     past_2_31 += most > double(int64_t(1) << 31);
-    auto bytes = fuzz::encode(x, lim);
-    CHECK(fuzz::decode(bytes.data(), bytes.size(), spec, lim) == x);
+    auto bytes = encode(mx, lim);
+    CHECK(decode(bytes.data(), bytes.size(), spec, lim) == mx);
     // Moves from a huge case stay valid: huge in the same dimension, or ordinary again.
     for (uint64_t j = 0; j < 8; ++j) {
-      Case y = fuzz::mutate(x, mix64(j + 99), lim);
+      const gemm::Problem y = P(mutate(mx, mix64(j + 99), lim));
       int ybig = 0;
       for (int64_t d : {y.m, y.n, y.k}) ybig += d >= lim.max_dim;
       CHECK(ybig <= 1);
@@ -235,7 +279,7 @@ TEST_CASE("the huge move: rare, cuda only, within budget, reaching 2^20 rows and
   CHECK(rows_past_2_20 > huge_cases / 8);
   CHECK(past_2_31 > huge_cases / 8);
   // A budget too small for any huge case: the move gives way to an ordinary one.
-  for (int i = 0; i < 5000; ++i) CHECK(!fuzz::is_huge(fuzz::mutate(from, mix64(uint64_t(i)), cuda_limits(1e6)), lim));
+  for (int i = 0; i < 5000; ++i) CHECK(!is_huge(mutate(from, mix64(uint64_t(i)), cuda_limits(1e6)), lim));
 }
 
 namespace {
@@ -261,9 +305,10 @@ TEST_CASE("a 30-second host campaign finds a planted bug and shrinks it", "[fuzz
   auto s = summary(w, "host_bug_strides");
   REQUIRE(s["distinct_failures"].get<int>() >= 1);
   CHECK(s["cases"].get<int64_t>() > 100);
-  auto shrunk = load_case_file(w.dir / s["failures"][0]["shrunk_case_file"].get<std::string>());
+  const gemm::Problem shrunk =
+      gemm::problem(load_case_file(w.dir / s["failures"][0]["shrunk_case_file"].get<std::string>()).c);
   // The smallest failing strides case is tiny (two elements of A read from the wrong place).
-  CHECK(shrunk.c.m * shrunk.c.n * shrunk.c.k <= 8);
+  CHECK(shrunk.m * shrunk.n * shrunk.k <= 8);
   CHECK(w.run("repro " + testing::quote(s["failures"][0]["shrunk_case_file"].get<std::string>())).code == 1);
   // What the acceptance script reads, without parsing text.
   CHECK(s["time_to_first_failure_s"].get<double>() >= 0);

@@ -20,7 +20,7 @@ namespace {
 Spec plain_spec(DType t = DType::f32) {
   Spec s;
   s.name = "test";
-  s.a = s.b = s.c = t;
+  for (const char* name : {"a", "b", "c"}) s.set_dtype(name, t);
   s.compute = Compute::f32;
   return s;
 }
@@ -31,28 +31,30 @@ Spec constrained_spec() {
   return s;
 }
 
-Case without_seed(Case c) {
+gemm::Problem without_seed(gemm::Problem c) {
   c.seed = 0;
   return c;
 }
 
-bool transposed(const TensorGeom& g) { return g.rows > 1 && g.cols > 1 && g.row_stride == 1 && g.col_stride >= g.rows; }
+bool transposed(const TensorGeom& g) {
+  return g.rows() > 1 && g.cols() > 1 && g.row_stride() == 1 && g.col_stride() >= g.rows();
+}
 bool padded(const TensorGeom& g) {
-  if (g.rows <= 1 || g.cols <= 1) return false;
-  if (g.col_stride == 1) return g.row_stride > g.cols;
-  if (g.row_stride == 1) return g.col_stride > g.rows;
+  if (g.rows() <= 1 || g.cols() <= 1) return false;
+  if (g.col_stride() == 1) return g.row_stride() > g.cols();
+  if (g.row_stride() == 1) return g.col_stride() > g.rows();
   return false;
 }
 
 // The three requirements, checked by hand (not through Requirement).
-bool satisfies_by_hand(const Case& c) {
+bool satisfies_by_hand(const gemm::Problem& c) {
   auto g = gemm::tensors(c);
   const TensorGeom& a = g[gemm::A];
   const TensorGeom& b = g[gemm::B];
   bool k_ok = c.k % 8 == 0;
-  bool b_row = b.col_stride == 1 && b.row_stride >= b.cols;
-  bool a_aligned = (a.offset * 4) % 16 == 0 && (a.row_stride <= 1 || (a.row_stride * 4) % 16 == 0) &&
-                   (a.col_stride <= 1 || (a.col_stride * 4) % 16 == 0);
+  bool b_row = b.col_stride() == 1 && b.row_stride() >= b.cols();
+  bool a_aligned = (a.offset * 4) % 16 == 0 && (a.row_stride() <= 1 || (a.row_stride() * 4) % 16 == 0) &&
+                   (a.col_stride() <= 1 || (a.col_stride() * 4) % 16 == 0);
   return k_ok && b_row && a_aligned;
 }
 
@@ -66,7 +68,7 @@ TEST_CASE("sweep is deterministic for a seed; another seed changes only seeds", 
   REQUIRE(c.size() == a.size());
   int64_t same_seed = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    INFO(i << ": " << describe(a[i]));
+    INFO(i << ": " << describe(gemm::to_case(a[i])));
     CHECK(without_seed(a[i]) == without_seed(c[i]));
     same_seed += a[i].seed == c[i].seed;
   }
@@ -77,7 +79,7 @@ TEST_CASE("sweep is deterministic for a seed; another seed changes only seeds", 
   CHECK(seeds.size() == a.size());
   // and no case appears twice (seed aside)
   std::set<std::string> shapes;
-  for (auto& x : a) shapes.insert(describe(without_seed(x)));
+  for (auto& x : a) shapes.insert(describe(gemm::to_case(without_seed(x))));
   CHECK(shapes.size() == a.size());
 }
 
@@ -131,7 +133,7 @@ TEST_CASE("sweep covers all 25 alpha/beta pairs and the four recipes", "[generat
     if (c.recipe == Recipe::specials) CHECK(c.alpha != 0);
 }
 
-const gemm::SweepTarget kGpu{BackendKind::cuda, 100e9}, kHost{BackendKind::host, 2e9};
+const SweepTarget kGpu{BackendKind::cuda, 100e9}, kHost{BackendKind::host, 2e9};
 
 bool past_2_31(const TensorGeom& g) { return g.count() > (int64_t(1) << 31); }
 
@@ -160,7 +162,7 @@ TEST_CASE("cases past 2^31 elements: cuda only, tiny other dims, within the memo
     for (auto& c : gemm::sweep(s, 1, kGpu)) {
       auto g = gemm::tensors(c);
       if (!past_2_31(g[gemm::A]) && !past_2_31(g[gemm::B])) continue;
-      INFO(describe(c));
+      INFO(describe(gemm::to_case(c)));
       CHECK(gemm::case_bytes(c) <= kGpu.max_bytes);
       CHECK(std::min({c.m, c.n, c.k}) <= 3);             // one dimension tiny
       CHECK(std::max(c.m, c.n) % 32 != 0);                // no tile divides the big dimension
@@ -171,10 +173,10 @@ TEST_CASE("cases past 2^31 elements: cuda only, tiny other dims, within the memo
     CHECK(big_b == 1);
     // The host sweep has none (its limits would skip them anyway), nor has a
     // cuda sweep whose memory budget cannot hold them.
-    for (auto target : {kHost, gemm::SweepTarget{BackendKind::cuda, 4e9}})
+    for (auto target : {kHost, SweepTarget{BackendKind::cuda, 4e9}})
       for (auto& c : gemm::sweep(s, 1, target)) {
         auto g = gemm::tensors(c);
-        INFO(describe(c));
+        INFO(describe(gemm::to_case(c)));
         CHECK_FALSE(past_2_31(g[gemm::A]));
         CHECK_FALSE(past_2_31(g[gemm::B]));
       }
@@ -188,7 +190,7 @@ TEST_CASE("the index cases respect the spec's requires", "[generator]") {
   for (auto& c : gemm::sweep(s, 1, kGpu)) {
     auto g = gemm::tensors(c);
     if (!past_2_31(g[gemm::A]) && !past_2_31(g[gemm::B])) continue;
-    INFO(describe(c));
+    INFO(describe(gemm::to_case(c)));
     CHECK(satisfies_by_hand(c));
     ++big;
   }
@@ -204,7 +206,7 @@ TEST_CASE("sweep stays inside the spec's requires and is still a real sweep", "[
   std::set<std::pair<double, double>> pairs;
   bool a_transposed = false, c_offset = false, big = false;
   for (auto& c : cases) {
-    INFO(describe(c));
+    INFO(describe(gemm::to_case(c)));
     gemm::Context ctx(c);
     for (auto& r : s.requires_) CHECK(r.holds(ctx));
     CHECK(satisfies_by_hand(c));
@@ -229,13 +231,13 @@ TEST_CASE("sweep stays inside the spec's requires and is still a real sweep", "[
 
 TEST_CASE("fit_requires keeps a fitting case and moves one that does not fit", "[generator]") {
   Spec s = constrained_spec();
-  Case c;
+  gemm::Problem c;
   c.m = 16, c.n = 16, c.k = 16;
   c.a = gemm::make_layout(16, 16, false), c.b = gemm::make_layout(16, 16, false), c.c = gemm::make_layout(16, 16, false);
   auto same = gemm::fit_requires(c, s);
   REQUIRE(same);
   CHECK(*same == c);
-  Case odd = c;
+  gemm::Problem odd = c;
   odd.k = 13;
   odd.a = gemm::make_layout(16, 13, false), odd.b = gemm::make_layout(13, 16, true);
   auto fitted = gemm::fit_requires(odd, s);
@@ -251,7 +253,7 @@ TEST_CASE("fit_requires keeps a fitting case and moves one that does not fit", "
 
 TEST_CASE("random_case is deterministic per (seed, index) and respects GenLimits", "[generator]") {
   Spec s = plain_spec();
-  const gemm::GenLimits lim{160, double(1 << 20)};
+  const GenLimits lim{160, double(1 << 20)};
   std::set<std::string> distinct;
   std::set<int64_t> ms;
   int64_t col_major = 0, with_offset = 0;
@@ -262,13 +264,13 @@ TEST_CASE("random_case is deterministic per (seed, index) and respects GenLimits
     CHECK(*a == *b);
     auto other = gemm::random_case(s, 10, i, lim);
     REQUIRE(other);
-    INFO(describe(*a));
+    INFO(describe(gemm::to_case(*a)));
     CHECK(a->m <= lim.max_random_dim);
     CHECK(a->n <= lim.max_random_dim);
     CHECK(a->k <= lim.max_random_dim);
     CHECK(double(a->m) * double(a->n) * double(a->k) <= lim.max_random_work);
-    CHECK(a->a_type == s.a);
-    distinct.insert(describe(*a));
+    CHECK(a->a_type == s.dtype("a"));
+    distinct.insert(describe(gemm::to_case(*a)));
     ms.insert(a->m);
     auto g = gemm::tensors(*a);
     col_major += transposed(g[gemm::A]);
@@ -286,13 +288,13 @@ TEST_CASE("random_case is deterministic per (seed, index) and respects GenLimits
 
 TEST_CASE("random_case keeps small work limits and the spec's requires", "[generator]") {
   Spec s = constrained_spec();
-  const gemm::GenLimits lim{256, 50000};
+  const GenLimits lim{256, 50000};
   int64_t found = 0;
   for (uint64_t i = 0; i < 300; ++i) {
     auto c = gemm::random_case(s, 4, i, lim);
     if (!c) continue;
     ++found;
-    INFO(describe(*c));
+    INFO(describe(gemm::to_case(*c)));
     CHECK(satisfies_by_hand(*c));
   }
   CHECK(found > 250);
@@ -307,14 +309,14 @@ TEST_CASE("random_case keeps small work limits and the spec's requires", "[gener
 TEST_CASE("random_case respects a max_random_dim below 64", "[generator]") {
   // GenLimits: "random cases stay below this per dimension".
   Spec s = plain_spec();
-  const gemm::GenLimits lim{32, 1e9};
+  const GenLimits lim{32, 1e9};
   int64_t over = 0;
   std::string first;
   for (uint64_t i = 0; i < 300; ++i) {
     auto c = gemm::random_case(s, 6, i, lim);
     REQUIRE(c);
     if (c->m > lim.max_random_dim || c->n > lim.max_random_dim || c->k > lim.max_random_dim) {
-      if (over++ == 0) first = describe(*c);
+      if (over++ == 0) first = describe(gemm::to_case(*c));
     }
   }
   INFO("first case over the limit: " << first);

@@ -42,8 +42,8 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-Case sample_case() {
-  Case c;
+gemm::Problem sample_problem() {
+  gemm::Problem c;
   c.m = 37, c.n = 45, c.k = 29;
   c.a_type = DType::f16, c.b_type = DType::bf16, c.c_type = DType::f32;
   c.a = gemm::make_layout(37, 29, true, 3, 1);
@@ -55,6 +55,7 @@ Case sample_case() {
   c.origin = "layout A col-major: \"padded\" # not a comment";
   return c;
 }
+Case sample_case() { return gemm::to_case(sample_problem()); }
 
 CaseFailure sample_failure(const std::string& detail, const fs::path& case_file) {
   CaseFailure f;
@@ -65,7 +66,7 @@ CaseFailure sample_failure(const std::string& detail, const fs::path& case_file)
   f.outcome.stats.bad = 3;
   f.outcome.stats.checked = 1665;
   f.outcome.stats.max_ulps = 12;
-  f.outcome.stats.first_bad.push_back({4, 5, 1.5, 1.75, 12, 3.5});
+  f.outcome.stats.first_bad.push_back({gemm::C, 4, 5, 1.5, 1.75, 12, 3.5});
   f.case_file = case_file;
   f.repro = "assay repro " + case_file.string();
   return f;
@@ -265,7 +266,9 @@ TEST_CASE("JSON report parses and carries verdicts, expectations and repro lines
   CHECK(f["case"] == describe(sample_case()));
   CHECK(f["bad_elements"] == 3);
   REQUIRE(f["first_bad"].size() == 1);
+  CHECK(f["first_bad"][0]["tensor"] == "C");
   CHECK(f["first_bad"][0]["row"] == 4);
+  CHECK(f["first_bad"][0]["col"] == 5);
   CHECK(f["first_bad"][0]["got"] == 1.75);
 
   auto& k1 = j["kernels"][1];
@@ -387,7 +390,8 @@ TEST_CASE("save_case writes a case file that load_case_file reads back", "[repor
   CHECK(spec_line == "../../specs/kern.yaml");
   LoadedCase back = load_case_file(file);
   CHECK(back.c == f.c);
-  CHECK(f64_bits(back.c.alpha) == f64_bits(0.1));
+  CHECK(f64_bits(back.c.scalar("alpha")) == f64_bits(0.1));
+  CHECK(f64_bits(gemm::problem(back.c).alpha) == f64_bits(0.1));
   CHECK(back.c.seed == 18446744073709551615ull);
   CHECK(fs::weakly_canonical(back.spec) == fs::weakly_canonical(spec.file));
   // ... so the case and its spec can move together
@@ -407,12 +411,12 @@ TEST_CASE("save_case round trip for every verdict and generated cases", "[report
   spec.name = "kern";
   spec.file = tmp.dir / "kern.yaml";
   Spec s2;
-  s2.a = DType::bf16, s2.b = DType::f16, s2.c = DType::f64;
+  s2.set_dtype("a", DType::bf16), s2.set_dtype("b", DType::f16), s2.set_dtype("c", DType::f64);
   auto cases = gemm::sweep(s2, 5);
   REQUIRE(cases.size() > 20);
   int64_t i = 0;
   for (Verdict v : all_verdicts) {
-    const Case& c = cases[size_t(i * 7) % cases.size()];
+    const Case c = gemm::to_case(cases[size_t(i * 7) % cases.size()]);
     CaseOutcome o;
     o.verdict = v, o.call = 1, o.detail = "detail of " + std::string(name(v));
     fs::path file = save_case(tmp.dir / "out", spec, c, o, i++);

@@ -22,11 +22,11 @@ struct TestContext : assay::EvalContext {
 
   TestContext() {
     // A: 4x64 f16 row-major, ld 72, offset 8 (16 bytes).
-    tensors["A"] = TensorGeom{DType::f16, 4, 64, 72, 1, 8};
+    tensors["A"] = TensorGeom::matrix(DType::f16, 4, 64, 72, 1, 8);
     // B: 64x3 f32 column-major, ld 65 (260 bytes: 4-aligned, not 16).
-    tensors["B"] = TensorGeom{DType::f32, 64, 3, 1, 65, 0};
+    tensors["B"] = TensorGeom::matrix(DType::f32, 64, 3, 1, 65, 0);
     // C: 4x3 f64 compact row-major, offset 1.
-    tensors["C"] = TensorGeom{DType::f64, 4, 3, 3, 1, 1};
+    tensors["C"] = TensorGeom::matrix(DType::f64, 4, 3, 3, 1, 1);
   }
   std::optional<double> variable(std::string_view name) const override {
     auto it = vars.find(name);
@@ -138,11 +138,11 @@ TEST_CASE("requires: tensor functions", "[requires]") {
 
 TEST_CASE("requires: aligned ignores unit strides", "[requires]") {
   TestContext ctx;
-  ctx.tensors["A"] = TensorGeom{DType::f16, 1, 5, 1, 1, 0};  // a single row: both strides 1
+  ctx.tensors["A"] = TensorGeom::matrix(DType::f16, 1, 5, 1, 1, 0);  // a single row: both strides 1
   CHECK(holds("aligned(A, 16)", ctx));
-  ctx.tensors["A"].row_stride = 0;  // broadcast row
+  ctx.tensors["A"].strides[0] = 0;  // broadcast row
   CHECK(holds("aligned(A, 16)", ctx));
-  ctx.tensors["A"].row_stride = int64_t(1) << 60;  // no overflow in stride * bytes
+  ctx.tensors["A"].strides[0] = int64_t(1) << 60;  // no overflow in stride * bytes
   CHECK(holds("aligned(A, 16)", ctx));
 }
 

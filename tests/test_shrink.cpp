@@ -27,16 +27,17 @@ TEST_CASE("the gate shrinks the first failure of each planted host bug", "[shrin
     REQUIRE_FALSE(r.failures.empty());
     const CaseFailure& f = r.failures.front();
     INFO(spec.name << ": " << describe(f.c) << "\n" << f.shrunk.explanation);
+    const gemm::Problem found = gemm::problem(f.c);
     if (f.shrunk.case_file.empty()) {  // already as small as it gets
-      CHECK(f.c.m * f.c.n * f.c.k <= 8);
+      CHECK(found.m * found.n * found.k <= 8);
       continue;
     }
-    LoadedCase shrunk = load_case_file(f.shrunk.case_file);
-    CHECK(shrunk.c.m <= f.c.m);
-    CHECK(shrunk.c.n <= f.c.n);
-    CHECK(shrunk.c.k <= f.c.k);
+    const gemm::Problem shrunk = gemm::problem(load_case_file(f.shrunk.case_file).c);
+    CHECK(shrunk.m <= found.m);
+    CHECK(shrunk.n <= found.n);
+    CHECK(shrunk.k <= found.k);
     // Small enough to read by eye: the planted bugs all show at tiny sizes.
-    CHECK(shrunk.c.m * shrunk.c.n * shrunk.c.k <= 64);
+    CHECK(shrunk.m * shrunk.n * shrunk.k <= 64);
     CHECK(f.shrunk.explanation.find(std::string(name(f.outcome.verdict))) == 0);
   }
 }
@@ -46,27 +47,29 @@ TEST_CASE("shrink keeps the verdict and names the dimension that matters", "[shr
   // and the explanation says that k + 1 passes, and why.
   Spec spec;
   spec.name = "odd_k";
-  Case start;
+  gemm::Problem start;
   start.m = 40, start.n = 33, start.k = 77;
   start.a = gemm::make_layout(start.m, start.k, true, 3, 1);
   start.b = gemm::make_layout(start.k, start.n, false, 2, 0);
   start.c = gemm::make_layout(start.m, start.n, false);
   start.alpha = 0.7, start.beta = 1.3, start.recipe = Recipe::mixed;
-  CaseProbe probe = [](const Case& c) {
+  CaseProbe probe = [](const Case& x) {
+    const gemm::Problem c = gemm::problem(x);
     CaseOutcome o;
     if (c.m > 0 && c.n > 0 && c.k % 2 == 1) o.verdict = Verdict::mismatch;  // no output, no error
     return o;
   };
   CaseOutcome failing;
   failing.verdict = Verdict::mismatch;
-  ShrinkResult r = shrink(spec, start, failing, probe);
-  CHECK(r.shrunk.k == 1);
-  CHECK(r.shrunk.m == 1);
-  CHECK(r.shrunk.n == 1);
-  CHECK(r.shrunk.a == gemm::make_layout(1, 1, false));  // layout did not matter: simplified
-  CHECK(r.shrunk.alpha == 1.0);
-  CHECK(r.shrunk.beta == 0.0);
-  CHECK(r.shrunk.recipe == Recipe::ints);
+  ShrinkResult r = shrink(op_of(spec), spec, gemm::to_case(start), failing, probe);
+  const gemm::Problem shrunk = gemm::problem(r.shrunk);
+  CHECK(shrunk.k == 1);
+  CHECK(shrunk.m == 1);
+  CHECK(shrunk.n == 1);
+  CHECK(shrunk.a == gemm::make_layout(1, 1, false));  // layout did not matter: simplified
+  CHECK(shrunk.alpha == 1.0);
+  CHECK(shrunk.beta == 0.0);
+  CHECK(shrunk.recipe == Recipe::ints);
   CHECK_FALSE(r.flaky);
   REQUIRE(r.notes.size() == 2);
   CHECK(r.notes[0] == "fails at k = 1 (k % 2 != 0); passes for k = 2, k = 64");
@@ -77,7 +80,8 @@ TEST_CASE("shrink keeps the verdict and names the dimension that matters", "[shr
 namespace {
 // A value-dependent bug: wrong only when A[2,5] and B[5,1] are both nonzero
 // (and the problem reaches them).
-CaseOutcome needs_two_elements(const Case& c) {
+CaseOutcome needs_two_elements(const Case& x) {
+  const gemm::Problem c = gemm::problem(x);
   CaseOutcome o;
   if (c.m < 3 || c.k < 6 || c.n < 2) return o;
   double a = recipe_value(gemm::recipe_params(c, gemm::A), c.a_type, c.seed, 0, 2, 5);
@@ -89,22 +93,23 @@ CaseOutcome needs_two_elements(const Case& c) {
 
 TEST_CASE("shrink cuts the nonzeros to the few that matter (ddmin)", "[shrink]") {
   Spec spec;
-  Case start;
+  gemm::Problem start;
   start.m = 9, start.n = 7, start.k = 30;
   start.a = gemm::make_layout(start.m, start.k, false), start.b = gemm::make_layout(start.k, start.n, false);
   start.c = gemm::make_layout(start.m, start.n, false);
   start.recipe = Recipe::ints, start.seed = 11;
-  CaseOutcome failing = needs_two_elements(start);
+  CaseOutcome failing = needs_two_elements(gemm::to_case(start));
   REQUIRE(failing.verdict == Verdict::mismatch);
-  ShrinkResult r = shrink(spec, start, failing, needs_two_elements);
+  ShrinkResult r = shrink(op_of(spec), spec, gemm::to_case(start), failing, needs_two_elements);
   INFO(explain(r));
-  CHECK(r.shrunk.m == 3);
-  CHECK(r.shrunk.k == 6);
-  CHECK(r.shrunk.n == 2);
-  REQUIRE(r.shrunk.keep[0].listed == 1);
-  CHECK(r.shrunk.keep[0].at[0] == keep_position(2, 5));
-  REQUIRE(r.shrunk.keep[1].listed == 1);
-  CHECK(r.shrunk.keep[1].at[0] == keep_position(5, 1));
+  const gemm::Problem shrunk = gemm::problem(r.shrunk);
+  CHECK(shrunk.m == 3);
+  CHECK(shrunk.k == 6);
+  CHECK(shrunk.n == 2);
+  REQUIRE(shrunk.keep[0].listed == 1);
+  CHECK(shrunk.keep[0].at[0] == keep_position(2, 5));
+  REQUIRE(shrunk.keep[1].listed == 1);
+  CHECK(shrunk.keep[1].at[0] == keep_position(5, 1));
   CHECK(explain(r).find("1 nonzero in A, 1 in B suffice") != std::string::npos);
   CHECK(r.reproduced == 3);
 }
@@ -112,17 +117,19 @@ TEST_CASE("shrink cuts the nonzeros to the few that matter (ddmin)", "[shrink]")
 TEST_CASE("on large tensors the nonzero cut bisects a hash interval before ddmin", "[shrink]") {
   Spec spec;  // dims held: a requirement keeps them from shrinking
   spec.requires_.push_back(Requirement::parse("m == 60 && n == 40 && k == 50"));
-  Case start;
+  gemm::Problem start;
   start.m = 60, start.n = 40, start.k = 50;
   start.a = gemm::make_layout(start.m, start.k, false), start.b = gemm::make_layout(start.k, start.n, false);
   start.c = gemm::make_layout(start.m, start.n, false);
   start.recipe = Recipe::ints, start.seed = 3;
-  ShrinkResult r = shrink(spec, start, needs_two_elements(start), needs_two_elements, 300);
+  const Case failing = gemm::to_case(start);
+  ShrinkResult r = shrink(op_of(spec), spec, failing, needs_two_elements(failing), needs_two_elements, 300);
   INFO(explain(r));
-  CHECK(r.shrunk.m == 60);
+  const gemm::Problem shrunk = gemm::problem(r.shrunk);
+  CHECK(shrunk.m == 60);
   CHECK(r.attempts < 100);
-  CHECK(r.shrunk.keep[0].listed == 1);
-  CHECK(r.shrunk.keep[1].listed == 1);
+  CHECK(shrunk.keep[0].listed == 1);
+  CHECK(shrunk.keep[1].listed == 1);
   CHECK(needs_two_elements(r.shrunk).verdict == Verdict::mismatch);
 }
 
@@ -157,20 +164,20 @@ TEST_CASE("a kernel's regression corpus replays before the sweep", "[corpus][cli
   for (auto& s : testing::sample_specs(BackendKind::host))
     if (s.filename() == "bug_tail.yaml") tail = s;
   // A case the sweep would reach late: big, with an odd layout.
-  Case c;
+  gemm::Problem c;
   c.m = 70, c.n = 9, c.k = 130;
   c.a = gemm::make_layout(c.m, c.k, true, 2, 1), c.b = gemm::make_layout(c.k, c.n, false);
   c.c = gemm::make_layout(c.m, c.n, false);
   c.recipe = Recipe::ints, c.seed = 5;
   fs::create_directories(w.dir / "corp" / "host_bug_tail");
-  w.write("corp/host_bug_tail/old.yaml", to_yaml(c));
+  w.write("corp/host_bug_tail/old.yaml", to_yaml(gemm::to_case(c)));
   auto r = w.run("check " + testing::quote(tail.string()) + " --cases 5 --corpus corp --out out --json r.json --quiet");
   INFO(r.output);
   CHECK(r.code == 1);
   std::ifstream report(w.dir / "r.json");
   auto j = nlohmann::json::parse(report);
   CHECK(j["kernels"][0]["failures"][0]["case"].get<std::string>().find("gemm m=70 n=9 k=130") == 0);  // ran first
-  auto broken = w.write("corp/host_bug_tail/zz.yaml", "assay_case: 1\nm: oops\n");
+  auto broken = w.write("corp/host_bug_tail/zz.yaml", "assay_case: 2\nop: gemm\nsizes: {m: oops}\n");
   (void)broken;
   CHECK(w.run("check " + testing::quote(tail.string()) + " --cases 5 --corpus corp --out out --quiet").code == 2);
 }
@@ -178,7 +185,7 @@ TEST_CASE("a kernel's regression corpus replays before the sweep", "[corpus][cli
 TEST_CASE("shrinking stops at its time limit: a huge failing case costs seconds per attempt", "[shrink]") {
   Spec spec;
   spec.name = "slow";
-  Case start;
+  gemm::Problem start;
   start.m = 4000, start.n = 3000, start.k = 2000;
   start.a = gemm::make_layout(start.m, start.k, false), start.b = gemm::make_layout(start.k, start.n, false);
   start.c = gemm::make_layout(start.m, start.n, false);
@@ -192,15 +199,17 @@ TEST_CASE("shrinking stops at its time limit: a huge failing case costs seconds 
   };
   CaseOutcome failing;
   failing.verdict = Verdict::crash;
-  ShrinkResult r = shrink(spec, start, failing, slow, 400, 0.1);
+  const Op& op = op_of(spec);
+  ShrinkResult r = shrink(op, spec, gemm::to_case(start), failing, slow, 400, 0.1);
   CHECK(r.attempts >= 1);
   // About 0.075 s of attempts (the steps leave a quarter to what follows),
   // then one re-run (no more past the limit) and no probe that would overrun.
   CHECK(probes <= 5 + 1);
   CHECK(r.reruns == 1);
   CHECK_FALSE(r.flaky);
-  CHECK(r.shrunk.m * r.shrunk.n * r.shrunk.k < start.m * start.n * start.k);  // the attempts made still count
-  ShrinkResult unbounded = shrink(spec, start, failing, [](const Case&) {
+  const gemm::Problem shrunk = gemm::problem(r.shrunk);
+  CHECK(shrunk.m * shrunk.n * shrunk.k < start.m * start.n * start.k);  // the attempts made still count
+  ShrinkResult unbounded = shrink(op, spec, gemm::to_case(start), failing, [](const Case&) {
     CaseOutcome o;
     o.verdict = Verdict::crash;
     return o;
@@ -215,7 +224,7 @@ TEST_CASE("shrinking stops at its time limit: a huge failing case costs seconds 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     return slow(c);
   };
-  ShrinkResult projected = shrink(spec, start, failing, slower, 400, 0.25);
+  ShrinkResult projected = shrink(op, spec, gemm::to_case(start), failing, slower, 400, 0.25);
   CHECK(projected.attempts >= 1);
   CHECK(probes <= 3);
   CHECK(projected.reruns == 1);

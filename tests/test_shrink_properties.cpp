@@ -12,6 +12,7 @@
 
 #include "samples_support.h"
 #include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_problem.h"
 #include "shrink/properties.h"
 #include "shrink/shrinker.h"
 
@@ -20,8 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Case plain_case(int64_t m, int64_t n, int64_t k) {
-  Case c;
+const Op& gemm_op() { return op_of(Spec{}); }
+
+gemm::Problem plain_case(int64_t m, int64_t n, int64_t k) {
+  gemm::Problem c;
   c.m = m, c.n = n, c.k = k;
   c.a = gemm::make_layout(m, k, false), c.b = gemm::make_layout(k, n, false), c.c = gemm::make_layout(m, n, false);
   c.seed = 5;
@@ -42,22 +45,29 @@ std::string note_of(const ShrinkResult& r, const std::string& prefix) {
 }
 
 // Byte address of row i of a tensor, relative to its 256-byte aligned data start.
-int64_t row_bytes(const Layout& l, int64_t i) { return (l.offset + i * l.row_stride) * 4; }
+int64_t row_bytes(const gemm::Layout& l, int64_t i) { return (l.offset + i * l.row_stride) * 4; }
+
+// Shrinks a GEMM case through the op, with a probe written on GEMM's terms.
+ShrinkResult shrink_problem(const gemm::Problem& start, const std::function<CaseOutcome(const gemm::Problem&)>& on) {
+  CaseProbe probe = [on](const Case& c) { return on(gemm::problem(c)); };
+  return shrink(gemm_op(), Spec{}, gemm::to_case(start), on(start), probe);
+}
 
 }  // namespace
 
 TEST_CASE("a failure when n % 4 != 0 is explained by n's divisibility, whatever the verdict", "[shrink]") {
   const Verdict v = GENERATE(Verdict::crash, Verdict::hang, Verdict::cuda_error, Verdict::out_of_bounds_write,
                              Verdict::mismatch);
-  CaseProbe probe = [v](const Case& c) { return outcome(c.m >= 1 && c.n % 4 != 0, v); };
-  Case start = plain_case(9, 7, 5);
+  auto probe = [v](const gemm::Problem& c) { return outcome(c.m >= 1 && c.n % 4 != 0, v); };
+  gemm::Problem start = plain_case(9, 7, 5);
   start.b = gemm::make_layout(5, 7, true, 2, 3);  // a layout that does not matter
-  ShrinkResult r = shrink(Spec{}, start, probe(start), probe);
+  ShrinkResult r = shrink_problem(start, probe);
   INFO(explain(r));
-  CHECK(r.shrunk.m == 1);
-  CHECK(r.shrunk.n == 1);
-  CHECK(r.shrunk.k == 0);
-  CHECK(r.shrunk.b == gemm::make_layout(0, 1, false));
+  const gemm::Problem shrunk = gemm::problem(r.shrunk);
+  CHECK(shrunk.m == 1);
+  CHECK(shrunk.n == 1);
+  CHECK(shrunk.k == 0);
+  CHECK(shrunk.b == gemm::make_layout(0, 1, false));
   CHECK(note_of(r, "fails at n = ") == "fails at n = 1 (n % 4 != 0); passes for n = 4, n = 64");
   CHECK(note_of(r, "fails at m = ").empty());  // every m >= 1 fails: not named
   CHECK(note_of(r, "fails at k = ").empty());
@@ -66,26 +76,26 @@ TEST_CASE("a failure when n % 4 != 0 is explained by n's divisibility, whatever 
 
 TEST_CASE("a size threshold is not taken for divisibility", "[shrink]") {
   // Fails for n < 4: n = 4 passes, but so does n = 5, which keeps n % 4.
-  CaseProbe probe = [](const Case& c) { return outcome(c.m >= 1 && c.n >= 1 && c.n < 4, Verdict::crash); };
-  Case start = plain_case(3, 3, 3);
-  ShrinkResult r = shrink(Spec{}, start, probe(start), probe);
+  auto probe = [](const gemm::Problem& c) { return outcome(c.m >= 1 && c.n >= 1 && c.n < 4, Verdict::crash); };
+  ShrinkResult r = shrink_problem(plain_case(3, 3, 3), probe);
   INFO(explain(r));
-  CHECK(r.shrunk.n == 1);
+  CHECK(gemm::problem(r.shrunk).n == 1);
   CHECK(note_of(r, "fails at n = ") == "fails at n = 1; passes for n = 4, n = 5, n = 64");
 }
 
 TEST_CASE("a crash on a misaligned offset names the alignment that passes", "[shrink]") {
   // Crashes when the first row of A is not 16-byte aligned and a 4-wide load is made (k >= 4).
-  CaseProbe probe = [](const Case& c) {
+  auto probe = [](const gemm::Problem& c) {
     return outcome(c.m >= 1 && c.k >= 4 && row_bytes(c.a, 0) % 16 != 0, Verdict::crash);
   };
-  Case start = plain_case(6, 5, 9);
+  gemm::Problem start = plain_case(6, 5, 9);
   start.a = gemm::make_layout(6, 9, false, 3, 1);
-  ShrinkResult r = shrink(Spec{}, start, probe(start), probe);
+  ShrinkResult r = shrink_problem(start, probe);
   INFO(explain(r));
-  CHECK(r.shrunk.m == 1);
-  CHECK(r.shrunk.k == 4);
-  CHECK(r.shrunk.a.offset == 1);
+  const gemm::Problem shrunk = gemm::problem(r.shrunk);
+  CHECK(shrunk.m == 1);
+  CHECK(shrunk.k == 4);
+  CHECK(shrunk.a.offset == 1);
   CHECK(note_of(r, "fails at offset(A) = ") ==
         "fails at offset(A) = 1 (A not 16-byte aligned); passes for offset(A) = 0, offset(A) = 4");
   CHECK(note_of(r, "fails at ld(A)").empty());  // one row: its leading dimension is never used
@@ -94,29 +104,30 @@ TEST_CASE("a crash on a misaligned offset names the alignment that passes", "[sh
 
 TEST_CASE("a crash on misaligned rows names the leading dimension's alignment", "[shrink]") {
   // Crashes when any row of A starts off a 16-byte boundary (k >= 4).
-  CaseProbe probe = [](const Case& c) {
+  auto probe = [](const gemm::Problem& c) {
     for (int64_t i = 0; i < c.m; ++i)
       if (c.k >= 4 && row_bytes(c.a, i) % 16 != 0) return outcome(true, Verdict::crash);
     return outcome(false, Verdict::crash);
   };
-  Case start = plain_case(3, 2, 8);
+  gemm::Problem start = plain_case(3, 2, 8);
   start.a = gemm::make_layout(3, 8, false, 1, 0);  // ld 9
-  ShrinkResult r = shrink(Spec{}, start, probe(start), probe);
+  ShrinkResult r = shrink_problem(start, probe);
   INFO(explain(r));
-  CHECK(r.shrunk.m == 2);
-  CHECK(r.shrunk.k == 4);
-  CHECK(r.shrunk.a.row_stride == 5);
+  const gemm::Problem shrunk = gemm::problem(r.shrunk);
+  CHECK(shrunk.m == 2);
+  CHECK(shrunk.k == 4);
+  CHECK(shrunk.a.row_stride == 5);
   CHECK(note_of(r, "fails at ld(A) = ") ==
         "fails at ld(A) = 5 (rows of A not 16-byte aligned); passes for ld(A) = 4, ld(A) = 16");
 }
 
 TEST_CASE("a failure of transposed B names B's orientation", "[shrink]") {
-  CaseProbe probe = [](const Case& c) {
+  auto probe = [](const gemm::Problem& c) {
     return outcome(c.m >= 1 && c.n >= 1 && c.k >= 2 && c.b.col_stride != 1, Verdict::mismatch);
   };
-  Case start = plain_case(4, 4, 4);
+  gemm::Problem start = plain_case(4, 4, 4);
   start.b = gemm::make_layout(4, 4, true);
-  ShrinkResult r = shrink(Spec{}, start, probe(start), probe);
+  ShrinkResult r = shrink_problem(start, probe);
   INFO(explain(r));
   CHECK(note_of(r, "fails at B ") == "fails at B column-major; passes for B row-major");
 }
@@ -124,20 +135,22 @@ TEST_CASE("a failure of transposed B names B's orientation", "[shrink]") {
 TEST_CASE("property probes are bounded by their count and by the time limit", "[shrink]") {
   // Every tensor has an odd layout, and only values that are multiples of 64
   // (bytes, for layouts) pass, so every ladder is climbed to its top.
-  Case c = plain_case(3, 5, 7);
-  c.a = gemm::make_layout(3, 7, true, 1, 1), c.b = gemm::make_layout(7, 5, false, 3, 3);
-  c.c = gemm::make_layout(3, 5, false, 1, 5);
+  gemm::Problem p = plain_case(3, 5, 7);
+  p.a = gemm::make_layout(3, 7, true, 1, 1), p.b = gemm::make_layout(7, 5, false, 3, 3);
+  p.c = gemm::make_layout(3, 5, false, 1, 5);
+  const Case c = gemm::to_case(p);
   int calls = 0;
-  CaseProbe probe = [&](const Case& x) {
+  CaseProbe probe = [&](const Case& xc) {
     ++calls;
+    const gemm::Problem x = gemm::problem(xc);
     bool top = x.m % 64 == 0 || x.n % 64 == 0 || x.k % 64 == 0;
-    for (const Layout* l : {&x.a, &x.b, &x.c})
+    for (const gemm::Layout* l : {&x.a, &x.b, &x.c})
       top |= l->offset * 4 % 64 == 0 || std::max(l->row_stride, l->col_stride) * 4 % 64 == 0;
     return outcome(!top, Verdict::crash);
   };
   int runs = 0;
   shrink_detail::RunClock unbounded(1e9);
-  auto notes = shrink_detail::property_notes(Spec{}, c, Verdict::crash, probe, unbounded, runs);
+  auto notes = shrink_detail::property_notes(gemm_op(), Spec{}, c, Verdict::crash, probe, unbounded, runs);
   CHECK(runs == shrink_detail::kMaxPropertyRuns);
   CHECK(calls == runs);
 
@@ -149,7 +162,7 @@ TEST_CASE("property probes are bounded by their count and by the time limit", "[
   runs = 0;
   const auto t0 = std::chrono::steady_clock::now();
   shrink_detail::RunClock clock(0.2);
-  shrink_detail::property_notes(Spec{}, c, Verdict::crash, slow, clock, runs);
+  shrink_detail::property_notes(gemm_op(), Spec{}, c, Verdict::crash, slow, clock, runs);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(runs >= 1);
   CHECK(runs <= 7);  // stopped by the clock, far below the count
@@ -163,11 +176,15 @@ TEST_CASE("the shrink steps leave a share of the time limit to the runs after th
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return outcome(true, Verdict::crash);
   };
-  Case c = plain_case(50, 50, 50);
+  const Case c = gemm::to_case(plain_case(50, 50, 50));
+  const Spec spec;
   const auto t0 = std::chrono::steady_clock::now();
-  shrink_detail::Trials t(Spec{}, slow, c, Verdict::crash, 1000, 0.4, 0.2);
+  shrink_detail::Trials t(gemm_op(), spec, slow, c, Verdict::crash, 1000, 0.4, 0.2);
   int64_t m = 50;
-  while (!t.exhausted() && m > 0) t.still_fails(shrink_detail::with_dims(c, --m, 50, 50, false));
+  while (!t.exhausted() && m > 0) {
+    const int64_t sizes[3] = {--m, 50, 50};
+    t.still_fails(gemm_op().resize(c, sizes, false));
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(t.out_of_time());
   CHECK(t.attempts() >= 2);
@@ -182,11 +199,12 @@ TEST_CASE("shrinking does not run the failing case again as an attempt", "[shrin
     ++runs;
     return outcome(true, Verdict::hang);
   };
-  Case c = plain_case(1, 1, 0);
-  shrink_detail::Trials t(Spec{}, probe, c, Verdict::hang, 10, 1e9);
+  const Case c = gemm::to_case(plain_case(1, 1, 0));
+  const Spec spec;
+  shrink_detail::Trials t(gemm_op(), spec, probe, c, Verdict::hang, 10, 1e9);
   CHECK_FALSE(t.still_fails(c));
   CHECK(runs == 0);
-  CHECK(t.still_fails(plain_case(0, 1, 0)));
+  CHECK(t.still_fails(gemm::to_case(plain_case(0, 1, 0))));
   CHECK(runs == 1);
 }
 

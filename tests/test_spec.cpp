@@ -100,9 +100,10 @@ TEST_CASE("spec: a full spec reads back", "[spec]") {
   CHECK(s.source == fs::weakly_canonical(d.dir / "kernels" / "gemm.cu"));
   CHECK(s.source.is_absolute());
   CHECK(s.entry == "my_entry_2");
-  CHECK(s.a == assay::DType::bf16);
-  CHECK(s.b == assay::DType::f16);
-  CHECK(s.c == assay::DType::f64);
+  CHECK(s.dtype("a") == assay::DType::bf16);
+  CHECK(s.dtype("A") == assay::DType::bf16);  // names match the op's tensors without regard to case
+  CHECK(s.dtype("b") == assay::DType::f16);
+  CHECK(s.dtype("c") == assay::DType::f64);
   CHECK(s.compute == assay::Compute::tf32);
   CHECK(s.subnormals == assay::Subnormals::flush);
   REQUIRE(s.requires_.size() == 2);
@@ -182,7 +183,7 @@ TEST_CASE("spec: dtypes errors name the nested key", "[spec]") {
              Contains(d.at(4, "dtypes.a")) && Contains("f64, f32, f16, bf16"));
   CHECK_THAT(d.error(with_line(4, "dtypes: {a: f16, b: f16}")), Contains(d.at(4, "dtypes.c")) && Contains("missing"));
   CHECK_THAT(d.error(with_line(4, "dtypes:\n  a: f16\n  b: f16\n  c: f32\n  d: f32")),
-             Contains(d.at(8, "dtypes.d")) && Contains("unknown"));
+             Contains(d.at(8, "dtypes.d")) && Contains("no tensor of op 'gemm' is named 'd'"));
   CHECK_THAT(d.error(with_line(4, "dtypes:\n  a: f16\n  b: tf32\n  c: f32")), Contains(d.at(6, "dtypes.b")));
   CHECK_THAT(d.error(with_line(4, "dtypes: f16")), Contains(d.at(4, "dtypes")) && Contains("mapping"));
 }

@@ -169,7 +169,7 @@ TEST_CASE("gemm ints recipe params keep the exact sum below the output's mantiss
                   Shape{100, DType::bf16, DType::bf16}, Shape{2000, DType::bf16, DType::bf16},
                   Shape{3000, DType::f16, DType::f32}}) {
     INFO("k=" << s.k << " A,B " << name(s.in) << " C " << name(s.out));
-    Case c;
+    gemm::Problem c;
     c.m = 8, c.n = 9, c.k = s.k;
     c.a_type = c.b_type = s.in, c.c_type = s.out;
     c.a = gemm::make_layout(c.m, c.k, false, 3, 1);
@@ -186,11 +186,11 @@ TEST_CASE("gemm ints recipe params keep the exact sum below the output's mantiss
       Buffer buf = be.allocate(size_t(geom.span()) * dtype_bytes(geom.dtype));
       be.fill_tensor(buf, geom, gemm::recipe_params(c, gemm::Operand(w)), c.seed, uint32_t(w));
       vals[w].resize(size_t(geom.count()));
-      for (int64_t r = 0; r < geom.rows; ++r)
-        for (int64_t col = 0; col < geom.cols; ++col) {
+      for (int64_t r = 0; r < geom.rows(); ++r)
+        for (int64_t col = 0; col < geom.cols(); ++col) {
           double v = decode(geom.dtype, load_bits(geom.dtype, buf.data + geom.index(r, col) * dtype_bytes(geom.dtype)));
           if (v != std::trunc(v) || std::fabs(v) > 3) ++bad_values;
-          vals[w][size_t(r * geom.cols + col)] = int64_t(v);
+          vals[w][size_t(r * geom.cols() + col)] = int64_t(v);
         }
       be.release(buf);
     }
@@ -236,7 +236,7 @@ TEST_CASE("keep: kept elements keep their value, the others are zero", "[values]
 
 TEST_CASE("keep: the executor's fills honour the case's keep modifier", "[values]") {
   HostBackend be;
-  Case c;
+  gemm::Problem c;
   c.m = 5, c.n = 4, c.k = 6;
   c.a = gemm::make_layout(c.m, c.k, true, 2, 1);
   c.recipe = Recipe::ints, c.seed = 77;
@@ -245,8 +245,8 @@ TEST_CASE("keep: the executor's fills honour the case's keep modifier", "[values
   Buffer buf = be.allocate(size_t(geom.span()) * dtype_bytes(geom.dtype));
   be.fill_tensor(buf, geom, gemm::recipe_params(c, gemm::A), c.seed, gemm::A);
   int nonzero = 0;
-  for (int64_t r = 0; r < geom.rows; ++r)
-    for (int64_t col = 0; col < geom.cols; ++col)
+  for (int64_t r = 0; r < geom.rows(); ++r)
+    for (int64_t col = 0; col < geom.cols(); ++col)
       nonzero += decode(geom.dtype, load_bits(geom.dtype, buf.data + geom.index(r, col) * dtype_bytes(geom.dtype))) != 0;
   CHECK(nonzero == 1);
   CHECK(decode(geom.dtype, load_bits(geom.dtype, buf.data + geom.index(4, 5) * dtype_bytes(geom.dtype))) != 0);
@@ -286,17 +286,17 @@ TEST_CASE("sparse_change: one tensor the result reads, positions inside it that 
   std::set<uint64_t> positions;
   int kinds[3] = {0, 0, 0};
   for (uint64_t seed = 1; seed <= 300; ++seed) {
-    Case c;
+    gemm::Problem c;
     c.m = 9, c.n = 5, c.k = 7, c.beta = seed % 2 ? 1.0 : 0.0, c.seed = seed;
     c.a = gemm::make_layout(c.m, c.k, false), c.b = gemm::make_layout(c.k, c.n, false);
     c.c = gemm::make_layout(c.m, c.n, false);
-    const gemm::SparseChange s = gemm::sparse_change(c);
+    const SparseChange s = gemm::sparse_change(c);
     REQUIRE(s.tensor >= 0);
     if (c.beta == 0) CHECK(s.tensor != gemm::C);
     const TensorGeom g = gemm::tensors(c)[s.tensor];
     CHECK(s.patch.any());
     if (s.patch.row >= 0) {
-      CHECK(s.patch.row < g.rows);
+      CHECK(s.patch.row < g.rows());
       ++kinds[1];
       continue;
     }
@@ -304,15 +304,15 @@ TEST_CASE("sparse_change: one tensor the result reads, positions inside it that 
     CHECK(s.patch.listed <= Patch::kMaxListed);
     ++kinds[s.patch.listed == 1 ? 0 : 2];
     for (int i = 0; i < s.patch.listed; ++i) {
-      CHECK(int64_t(s.patch.at[i] >> 32) < g.rows);
-      CHECK(int64_t(s.patch.at[i] & 0xffffffffu) < g.cols);
+      CHECK(int64_t(s.patch.at[i] >> 32) < g.rows());
+      CHECK(int64_t(s.patch.at[i] & 0xffffffffu) < g.cols());
       positions.insert(s.patch.at[i] | uint64_t(s.tensor) << 62);
     }
   }
   for (int k : kinds) CHECK(k > 50);  // one element, one row, scattered: each about a third
   CHECK(positions.size() > 100);      // not a fixed set of positions
   // Nothing the result reads: no change to make.
-  Case none;
+  gemm::Problem none;
   none.m = 3, none.n = 3, none.k = 3, none.alpha = 0, none.beta = 0;
   CHECK(gemm::sparse_change(none).tensor < 0);
 }

@@ -14,6 +14,7 @@
 #include "exec/worker_protocol.h"
 #include "exec/worker_runner.h"
 #include "ops/gemm/gemm_generator.h"
+#include "ops/gemm/gemm_problem.h"
 #include "shrink/shrinker.h"
 
 using namespace assay;
@@ -63,19 +64,20 @@ struct Kernel {
     wo.library = load_kernel(spec, lo).library;
     runner = std::make_unique<WorkerRunner>(*backend, wo);
   }
-  CaseOutcome run(int64_t m) { return run_case(*backend, *runner, case_of(m), options()); }
+  const Op& op() const { return op_of(spec); }
+  CaseOutcome run(int64_t m) { return run_case(op(), *backend, *runner, case_of(m), options()); }
   static ExecOptions options() {
     ExecOptions opt;
     opt.timeout_s = 1.0;
     return opt;
   }
   static Case case_of(int64_t m) {
-    Case c;
+    gemm::Problem c;
     c.m = m, c.n = 6, c.k = 5;
     c.a = gemm::make_layout(c.m, c.k, false), c.b = gemm::make_layout(c.k, c.n, false);
     c.c = gemm::make_layout(c.m, c.n, false);
     c.seed = 11;
-    return c;
+    return gemm::to_case(c);
   }
 };
 
@@ -103,7 +105,7 @@ TEST_CASE("a crash in a worker shrinks to a small case that still crashes", "[wo
                               " gemm(c); return 0;");
   CaseOutcome crashed = k.run(40);  // 40 x 6
   REQUIRE(crashed.verdict == Verdict::crash);
-  Case failing;
+  gemm::Problem failing;
   failing.m = 40, failing.n = 6, failing.k = 5;
   failing.a = gemm::make_layout(40, 5, false), failing.b = gemm::make_layout(5, 6, false);
   failing.c = gemm::make_layout(40, 6, false);
@@ -117,11 +119,14 @@ TEST_CASE("a crash in a worker shrinks to a small case that still crashes", "[wo
   CHECK(shrink_attempts_for(Verdict::mismatch, true, 400) == 400);
   ExecOptions opt;
   opt.timeout_s = 1.0;
-  ShrinkResult r = shrink(k.spec, failing, crashed, [&](const Case& x) { return run_case(*k.backend, *k.runner, x, opt); },
-                          attempts);
+  CHECK(gemm::to_case(failing) == Kernel::case_of(40));  // the case that crashed
+  ShrinkResult r = shrink(
+      k.op(), k.spec, gemm::to_case(failing), crashed,
+      [&](const Case& x) { return run_case(k.op(), *k.backend, *k.runner, x, opt); }, attempts);
   CHECK(r.outcome.verdict == Verdict::crash);
-  CHECK(r.shrunk.m * r.shrunk.n > 64);
-  CHECK(r.shrunk.m * r.shrunk.n <= 130);  // within 2x of the smallest crashing C
+  const gemm::Problem shrunk = gemm::problem(r.shrunk);
+  CHECK(shrunk.m * shrunk.n > 64);
+  CHECK(shrunk.m * shrunk.n <= 130);  // within 2x of the smallest crashing C
   CHECK(r.attempts <= attempts);
 }
 
@@ -169,11 +174,11 @@ TEST_CASE("in a batch, each case gets the verdict it gets on its own, crashes an
                            " gemm(c); if (m == 9) ((float*)c->outputs[0].data)[0] += 1.0f; return 0;");
   std::vector<Case> cases;
   for (int64_t m = 1; m <= 12; ++m) cases.push_back(Kernel::case_of(m));
-  std::vector<CaseOutcome> batch = run_cases(*k.backend, *k.runner, cases, Kernel::options());
+  std::vector<CaseOutcome> batch = run_cases(k.op(), *k.backend, *k.runner, cases, Kernel::options());
   REQUIRE(batch.size() == cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
-    INFO("m = " << cases[i].m << ": " << batch[i].detail);
-    const int64_t m = cases[i].m;
+    const int64_t m = cases[i].size("m");
+    INFO("m = " << m << ": " << batch[i].detail);
     const Verdict expected = m == 3 ? Verdict::hang : m == 5 || m == 10 ? Verdict::crash
                            : m == 9 ? Verdict::mismatch : Verdict::pass;
     CHECK(batch[i].verdict == expected);
@@ -197,7 +202,7 @@ TEST_CASE("planned cases: each case's calls follow each other in the worker, on 
            " gemm(c); return 0;");
   std::vector<Case> cases;
   for (int64_t m = 1; m <= 5; ++m) cases.push_back(Kernel::case_of(m));
-  for (const CaseOutcome& o : run_cases(*k.backend, *k.runner, cases, Kernel::options()))
+  for (const CaseOutcome& o : run_cases(k.op(), *k.backend, *k.runner, cases, Kernel::options()))
     CHECK(o.verdict == Verdict::pass);
   std::ifstream in(log);
   std::vector<std::pair<long, double>> calls;

@@ -15,8 +15,8 @@ using namespace assay;
 
 namespace {
 
-Case small_case(uint64_t i, DType t) {
-  Case c;
+gemm::Problem small_case(uint64_t i, DType t) {
+  gemm::Problem c;
   c.m = 1 + int64_t(i * 7 % 40), c.n = 1 + int64_t(i * 13 % 33), c.k = int64_t(i * 5 % 70);
   c.a_type = c.b_type = c.c_type = t;
   c.a = gemm::make_layout(c.m, c.k, i % 2, i % 3, i % 2);
@@ -34,7 +34,7 @@ struct Filled {
   std::vector<std::byte> img[3];
   gemm::ReferenceResult ref;
 };
-Filled fill_and_reference(Backend& be, const Case& c) {
+Filled fill_and_reference(Backend& be, const gemm::Problem& c) {
   auto g = gemm::tensors(c);
   Filled f;
   std::unique_ptr<GuardedTensor> t[3];
@@ -57,8 +57,8 @@ TEST_CASE("device fills and cuBLAS reference match the host's", "[gpu][reference
   auto cpu = make_backend(BackendKind::host);
   for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16})
     for (uint64_t i = 0; i < 24; ++i) {
-      Case c = small_case(i, t);
-      INFO(describe(c));
+      gemm::Problem c = small_case(i, t);
+      INFO(describe(gemm::to_case(c)));
       Filled d = fill_and_reference(*gpu, c), h = fill_and_reference(*cpu, c);
       for (int j = 0; j < 3; ++j) {
         REQUIRE(d.img[j].size() == h.img[j].size());

@@ -8,6 +8,7 @@
 #include "../samples_support.h"
 #include "exec/executor.h"
 #include "exec/worker_runner.h"
+#include "ops/gemm/gemm_problem.h"
 
 using namespace assay;
 
@@ -67,11 +68,12 @@ TEST_CASE("a sticky CUDA error costs one worker, not the run", "[gpu][worker]") 
   WorkerOptions wo;
   wo.library = load_kernel(spec, lo).library;
   WorkerRunner runner(*backend, wo);
-  Case c;
-  c.m = 33, c.n = 17, c.k = 9;
+  gemm::Problem p;
+  p.m = 33, p.n = 17, p.k = 9;
+  const Case c = gemm::to_case(p);
   ExecOptions exec;
   for (int i = 0; i < 2; ++i) {
-    CaseOutcome o = run_case(*backend, runner, c, exec);
+    CaseOutcome o = run_case(op_of(spec), *backend, runner, c, exec);
     INFO(o.detail);
     CHECK(o.verdict == Verdict::crash);
     CHECK(o.detail.find("cudaErrorIllegalAddress") != std::string::npos);

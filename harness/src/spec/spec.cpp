@@ -106,6 +106,16 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& file) {
       if (std::find(known.begin(), known.end(), s.op) == known.end())
         top.fail(*f, fmt::format("unknown op {} (known: {})", quote(s.op), fmt::join(known, ", ")));
     }
+    // A key no op shares (a misspelled `name`): the op says whether it is one
+    // of its own before any required key is found missing, so that a typo is
+    // reported as an unknown key, not as the key it was meant to be.
+    for (const Field& f : top.all())
+      if (std::find(std::begin(kGenericSpecKeys), std::end(kGenericSpecKeys), f.key) == std::end(kGenericSpecKeys)) {
+        read_dtypes(top, s);
+        make_op(s);
+        s.dtypes.clear();
+        break;
+      }
     s.name = top.string(top.required("name"));
     s.backend = top.choice(top.required("backend"), {"cuda", "host"}) == "cuda" ? BackendKind::cuda
                                                                                 : BackendKind::host;
@@ -123,12 +133,15 @@ Spec parse_spec(const std::string& yaml_text, const fs::path& file) {
   return s;
 }
 
+namespace {
+std::string lower(std::string_view x) {
+  std::string l(x);
+  for (char& ch : l) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return l;
+}
+}  // namespace
+
 std::optional<DType> Spec::dtype(std::string_view tensor) const {
-  auto lower = [](std::string_view x) {
-    std::string l(x);
-    for (char& ch : l) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    return l;
-  };
   for (const auto& d : dtypes)
     if (lower(d.name) == lower(tensor)) return d.value;
   return std::nullopt;
@@ -136,7 +149,7 @@ std::optional<DType> Spec::dtype(std::string_view tensor) const {
 
 void Spec::set_dtype(std::string_view tensor, DType t) {
   for (auto& d : dtypes)
-    if (d.name == tensor) {
+    if (lower(d.name) == lower(tensor)) {
       d.value = t;
       return;
     }
