@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The bug zoo (issue #5): every kernel in generated_kernels/gemm through
+# The bug zoo (issue #5): every kernel of every op family's zoo
+# (generated_kernels/gemm, softmax, custom) through
 # assay's gate and the three baseline checkers (docs/baselines.md); the table
 # lands in docs/results/DATE-zoo-BACKEND.{md,json}. Exit 0 when assay caught
 # every planted kernel with no false alarm.
@@ -22,4 +23,4 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   budget="${ZOO_HOST_BUDGET:-30}"
   echo "zoo: no GPU, host backend: gate budget ${budget} s per kernel instead of 60 (CI time)"
 fi
-exec build/assay zoo generated_kernels/gemm --backend auto --budget "$budget" --out "${ZOO_OUT:-docs/results}" "$@"
+exec build/assay zoo generated_kernels/gemm generated_kernels/softmax generated_kernels/custom --backend auto --budget "$budget" --out "${ZOO_OUT:-docs/results}" "$@"
