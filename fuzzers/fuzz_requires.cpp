@@ -33,8 +33,8 @@ constexpr int64_t kMaxExtent = int64_t(1) << 40;
   std::abort();
 }
 
-assay::Case example_case() {
-  assay::Case c;
+assay::gemm::Problem example_case() {
+  assay::gemm::Problem c;
   c.m = 64, c.n = 48, c.k = 32;
   c.a_type = assay::DType::f16, c.b_type = assay::DType::f16, c.c_type = assay::DType::f32;
   c.a = {32, 1, 0};
@@ -44,9 +44,9 @@ assay::Case example_case() {
   return c;
 }
 
-assay::Case fuzzed_case(const uint8_t* data, size_t size) {
+assay::gemm::Problem fuzzed_case(const uint8_t* data, size_t size) {
   FuzzedDataProvider p(data, size);
-  assay::Case c;
+  assay::gemm::Problem c;
   auto dim = [&] {  // small values are the interesting ones; now and then a huge one
     return p.ConsumeBool() ? p.ConsumeIntegralInRange<int64_t>(0, 300) : p.ConsumeIntegralInRange<int64_t>(0, kMaxDim);
   };
@@ -64,7 +64,7 @@ assay::Case fuzzed_case(const uint8_t* data, size_t size) {
   };
   c.m = dim(), c.n = dim(), c.k = dim();
   c.a_type = dtype(), c.b_type = dtype(), c.c_type = dtype();
-  for (assay::Layout* l : {&c.a, &c.b, &c.c}) {
+  for (assay::gemm::Layout* l : {&c.a, &c.b, &c.c}) {
     l->row_stride = extent();
     l->col_stride = extent();
     l->offset = extent();
@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const void* nul = std::memchr(data, 0, size);
   const size_t text_size = nul ? size_t(static_cast<const uint8_t*>(nul) - data) : size;
   const std::string text(reinterpret_cast<const char*>(data), text_size);
-  const assay::Case c = nul ? fuzzed_case(data + text_size + 1, size - text_size - 1) : example_case();
+  const assay::gemm::Problem c = nul ? fuzzed_case(data + text_size + 1, size - text_size - 1) : example_case();
   const assay::gemm::Context ctx(c);
 
   try {
