@@ -93,7 +93,9 @@ std::shared_ptr<const Op> default_op(std::string_view name) {
   }
 }
 
-std::unique_ptr<EvalContext> Op::context(const Case& c) const { return std::make_unique<CaseContext>(c); }
+std::unique_ptr<EvalContext> case_context(const Case& c) { return std::make_unique<CaseContext>(c); }
+
+std::unique_ptr<EvalContext> Op::context(const Case& c) const { return case_context(c); }
 
 bool Op::plannable(const Case& c) const { return work(c) <= double(1 << 24) && case_bytes(c) <= double(1 << 20); }
 

@@ -172,6 +172,9 @@ std::vector<std::string> registered_ops();
 std::string_view default_op_name();
 
 // For ops' own use.
+// The case's sizes and scalars as variables, its tensors by name (what
+// Op::context gives unless an op says otherwise).
+std::unique_ptr<EvalContext> case_context(const Case& c);
 // The sparse change drawn from the case's seed among `candidates` (tensor
 // indices): one element, one row, or 2..8 scattered elements of one of them.
 SparseChange draw_sparse_change(const Case& c, const std::vector<int>& candidates);

@@ -35,27 +35,6 @@ std::vector<int64_t> boundary_values(const SizeDef& s) {
 
 int64_t small_value(const SizeDef& s) { return clamp_to(s, 3); }
 
-// Sizes, scalars and tensors by name, for the requires.
-class Names final : public EvalContext {
- public:
-  explicit Names(const Case& c) : c_(c) {}
-  std::optional<double> variable(std::string_view name) const override {
-    for (auto& s : c_.sizes)
-      if (s.name == name) return double(s.value);
-    for (auto& s : c_.scalars)
-      if (s.name == name) return s.value;
-    return std::nullopt;
-  }
-  std::optional<TensorGeom> tensor(std::string_view name) const override {
-    const int i = c_.tensor_index(name);
-    if (i < 0) return std::nullopt;
-    return c_.geom(i);
-  }
-
- private:
-  const Case& c_;
-};
-
 std::vector<LayoutParts> plain(const Def& def) { return std::vector<LayoutParts>(def.tensors.size()); }
 
 double buffer_bytes(const TensorGeom& g) { return double(g.span()) * dtype_bytes(g.dtype) + 2.0 * 1024 + 8; }
@@ -208,7 +187,8 @@ bool consistent(const Def& def, const Case& c) {
 
 bool inside(const Def& def, const Spec& spec, const Case& c) {
   if (!consistent(def, c)) return false;
-  const Names ctx(c);
+  const auto ctx_owner = case_context(c);  // sizes, scalars and tensors by name
+  const EvalContext& ctx = *ctx_owner;
   return std::all_of(spec.requires_.begin(), spec.requires_.end(), [&](auto& r) { return r.holds(ctx); });
 }
 
