@@ -7,5 +7,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 mkdir -p assay-out
-build/assay check generated_kernels/gemm generated_kernels/hostile/host --backend auto --expect \
+build/assay check generated_kernels/gemm generated_kernels/softmax generated_kernels/custom generated_kernels/hostile/host \
+  --backend auto --expect \
   --json assay-out/report.json --junit assay-out/junit.xml "$@"
