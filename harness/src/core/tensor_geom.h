@@ -13,6 +13,15 @@
 
 namespace assay {
 
+// a * b for non-negative extents, held at INT64_MAX where it would overflow:
+// a case file admits strides and sizes whose product passes 2^63, and a
+// layout predicate must still answer (such a span exceeds every stride).
+ASSAY_HD int64_t saturating_mul(int64_t a, int64_t b) {
+  constexpr int64_t kMax = INT64_MAX;
+  if (a <= 0 || b <= 0) return a * b;  // zero, or a caller's signed value small enough
+  return a > kMax / b ? kMax : a * b;
+}
+
 struct TensorGeom {
   static constexpr int kMaxDims = 6;
   DType dtype = DType::f32;
@@ -58,7 +67,9 @@ struct TensorGeom {
   // The innermost two dimensions' strides (a 1-D tensor's rows are 1 apart
   // in the matrix view only when it has one row: row_stride is then its size).
   ASSAY_HD int64_t col_stride() const { return ndim == 0 ? 1 : strides[ndim - 1]; }
-  ASSAY_HD int64_t row_stride() const { return ndim >= 2 ? strides[ndim - 2] : cols() * col_stride(); }
+  ASSAY_HD int64_t row_stride() const {
+    return ndim >= 2 ? strides[ndim - 2] : saturating_mul(cols(), col_stride());
+  }
   ASSAY_HD int64_t dim_rows() const { return ndim >= 2 ? shape[ndim - 2] : 1; }  // the second-to-last dimension
   // Row-major: the last dimension unit-stride, each other dimension at least
   // as far apart as the one inside it spans. Column-major: the transpose of
@@ -69,17 +80,17 @@ struct TensorGeom {
     int64_t inner = cols();
     for (int d = ndim - 2; d >= 0; --d) {
       if (strides[d] < inner) return false;
-      inner = strides[d] * shape[d];
+      inner = saturating_mul(strides[d], shape[d]);
     }
     return true;
   }
   bool col_major() const {
     if (ndim < 2) return ndim == 0 || cols() <= 1 || col_stride() == 1;
     if (strides[ndim - 2] != 1 || strides[ndim - 1] < shape[ndim - 2]) return false;
-    int64_t inner = strides[ndim - 1] * shape[ndim - 1];
+    int64_t inner = saturating_mul(strides[ndim - 1], shape[ndim - 1]);
     for (int d = ndim - 3; d >= 0; --d) {
       if (strides[d] < inner) return false;
-      inner = strides[d] * shape[d];
+      inner = saturating_mul(strides[d], shape[d]);
     }
     return true;
   }
@@ -91,7 +102,7 @@ struct TensorGeom {
     int64_t expect = cols();
     for (int d = ndim - 2; d >= 0; --d) {
       if (shape[d] > 1 && strides[d] != expect) return false;
-      expect *= shape[d];
+      expect = saturating_mul(expect, shape[d]);
     }
     return true;
   }
