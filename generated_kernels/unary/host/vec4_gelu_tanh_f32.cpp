@@ -1,0 +1,99 @@
+// Correct host kernel: the tanh approximation of GELU (fn gelu_tanh),
+// y = 0.5 x (1 + tanhf(sqrt(2/pi) (x + 0.044715 x^3))), with the vector path
+// a float4 kernel has: when x and y are both compact, it runs scalar until
+// both pointers are 16-byte aligned (only possible when their misalignment
+// is the same), then 4 elements at a time, then a scalar tail for a count
+// that is not a multiple of 4. Anything else (strides, different
+// misalignment) takes the strided scalar loop.
+// Expected verdict: pass.
+
+#include <assay/abi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+constexpr int kMaxDims = 6;
+
+// An N-D DLTensor walked element by element: flat index i decomposed
+// row-major into coordinates, each times its stride (elements).
+struct Walk {
+  char* base;  // data + byte_offset
+  int ndim;
+  int64_t shape[kMaxDims], stride[kMaxDims];
+  int64_t count = 1;
+  explicit Walk(const DLTensor& t) : base(static_cast<char*>(t.data) + t.byte_offset), ndim(t.ndim) {
+    int64_t compact = 1;  // strides == NULL: compact row-major
+    for (int d = t.ndim - 1; d >= 0; --d) {
+      shape[d] = t.shape[d], stride[d] = t.strides ? t.strides[d] : compact;
+      compact *= t.shape[d], count *= t.shape[d];
+    }
+  }
+  int64_t at(int64_t i) const {
+    int64_t off = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+      off += (i % shape[d]) * stride[d];
+      i /= shape[d];
+    }
+    return off;
+  }
+  // Compact row-major: element i at offset i (sizes of 1 may have any stride).
+  bool compact() const {
+    int64_t want = 1;
+    for (int d = ndim - 1; d >= 0; --d) {
+      if (shape[d] != 1 && stride[d] != want) return false;
+      want *= shape[d];
+    }
+    return true;
+  }
+  template <class T> T* ptr() const { return reinterpret_cast<T*>(base); }
+};
+
+bool is(const DLTensor& t, DLDataType d) {
+  return t.ndim >= 1 && t.ndim <= kMaxDims && t.dtype.code == d.code && t.dtype.bits == d.bits && t.dtype.lanes == 1;
+}
+// True when the call is op "unary" with x of type `in` and y of type `out`, same shape.
+bool unary_call(const assay_call* call, DLDataType in, DLDataType out) {
+  if (!call->op || std::strcmp(call->op, "unary") != 0) return false;
+  if (call->num_inputs != 1 || call->num_outputs != 1 || call->num_scalars != 0) return false;
+  const DLTensor &x = call->inputs[0], &y = call->outputs[0];
+  if (!is(x, in) || !is(y, out) || x.ndim != y.ndim) return false;
+  for (int d = 0; d < x.ndim; ++d)
+    if (x.shape[d] != y.shape[d]) return false;
+  return true;
+}
+
+constexpr DLDataType kF32{kDLFloat, 32, 1};
+
+}  // namespace
+
+float gelu_tanh(float v) {
+  const float a = 0.7978845608f * (v + 0.044715f * v * v * v);
+  return 0.5f * v * (1.0f + std::tanh(a));
+}
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+extern "C" int assay_run(const assay_call* call) {
+  if (!unary_call(call, kF32, kF32)) return ASSAY_UNSUPPORTED;
+  const Walk X(call->inputs[0]), Y(call->outputs[0]);
+  const float* x = X.ptr<const float>();
+  float* y = Y.ptr<float>();
+  const int64_t count = X.count;
+  const uintptr_t mx = reinterpret_cast<uintptr_t>(x) % 16, my = reinterpret_cast<uintptr_t>(y) % 16;
+  if (X.compact() && Y.compact() && mx == my) {
+    int64_t i = 0;
+    for (; i < count && !aligned16(x + i); ++i) y[i] = gelu_tanh(x[i]);  // head up to the alignment
+    for (; i + 4 <= count; i += 4) {                                    // the float4 body
+      float v[4];
+      std::memcpy(v, x + i, sizeof v);
+      for (float& e : v) e = gelu_tanh(e);
+      std::memcpy(y + i, v, sizeof v);
+    }
+    for (; i < count; ++i) y[i] = gelu_tanh(x[i]);  // the tail
+    return ASSAY_OK;
+  }
+  for (int64_t i = 0; i < count; ++i) y[Y.at(i)] = gelu_tanh(x[X.at(i)]);
+  return ASSAY_OK;
+}
