@@ -30,13 +30,13 @@ class UnaryOp final : public Op {
   std::unique_ptr<EvalContext> names_context() const override { return std::make_unique<Names>(); }
 
   std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& target) const override {
-    return unary::sweep(*this, spec, seed, target);
+    return unary::sweep(spec, seed, target);
   }
   std::optional<Case> random_case(const Spec& spec, uint64_t seed, uint64_t index, const GenLimits& lim) const override {
-    return unary::random_case(*this, spec, seed, index, lim);
+    return unary::random_case(spec, seed, index, lim);
   }
   std::optional<Case> fit_requires(const Case& c, const Spec& spec) const override {
-    return unary::fit_requires(*this, c, spec);
+    return unary::fit_requires(c, spec);
   }
   bool huge_case_fits(const Case& c, const SweepTarget& target) const override {
     return unary::huge_case_fits(c, target);
@@ -113,7 +113,7 @@ class UnaryOp final : public Op {
   Case mutate(const Case& c, uint64_t random, const CodecLimits& lim) const override {
     return unary::mutate(c, random, lim);
   }
-  std::vector<Case> seed_cases(const Spec& spec) const override { return unary::seed_cases(*this, spec); }
+  std::vector<Case> seed_cases(const Spec& spec) const override { return unary::seed_cases(spec); }
   bool is_huge(const Case& c, const CodecLimits& lim) const override { return unary::is_huge(c, lim); }
 
   baseline::BaselineResult run_baseline(std::string_view rule, Backend& backend, Runner& runner, const Spec& spec,

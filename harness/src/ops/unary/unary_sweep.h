@@ -12,11 +12,17 @@
 
 namespace assay::unary {
 
+// The recipes the sweep, random cases and the fuzz genome draw from.
+inline constexpr Recipe kRecipes[] = {Recipe::uniform, Recipe::mixed, Recipe::specials, Recipe::ints, Recipe::offset};
+
 RecipeParams recipe_params(const Case& c, int tensor);
 
-std::vector<Case> sweep(const Op& op, const Spec& spec, uint64_t seed, const SweepTarget& target);
-std::optional<Case> random_case(const Op& op, const Spec& spec, uint64_t seed, uint64_t index, const GenLimits& lim);
-std::optional<Case> fit_requires(const Op& op, const Case& c, const Spec& spec);
+std::vector<Case> sweep(const Spec& spec, uint64_t seed, const SweepTarget& target);
+std::optional<Case> random_case(const Spec& spec, uint64_t seed, uint64_t index, const GenLimits& lim);
+// The case itself if it satisfies the spec's requires, else the nearest
+// variant rows::fit_requires finds (layouts relaxed, sizes rounded, halved,
+// a batch flattened); nullopt if none.
+std::optional<Case> fit_requires(const Case& c, const Spec& spec);
 
 double work(const Case& c);  // elements of x
 double case_bytes(const Case& c);
