@@ -1,8 +1,8 @@
-// PLANTED BUG (field-notes 2.6, 2.7): tanh as (e^2x - 1) / (e^2x + 1). Past
-// x = 44.4 both exps overflow and inf / inf gives NaN where tanh is 1 (and
-// tanh(+inf) is NaN too). For small |x| the subtraction also loses digits,
-// but the first failure is the class.
-// Expected verdict: nan_mismatch.
+// PLANTED BUG (field-notes 2.6, 2.7): tanh as (e^2x - 1) / (e^2x + 1). For
+// small |x| the subtraction e^2x - 1 cancels (at x = 1e-3 a few hundred ulps
+// off), and past x = 44.4 both exps overflow and inf / inf gives NaN where
+// tanh is 1. The sweep's first failing case is a small |x| one.
+// Expected verdict: mismatch.
 
 #include <assay/abi.h>
 
