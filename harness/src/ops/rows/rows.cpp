@@ -173,10 +173,17 @@ std::vector<RowBlock> row_blocks(const Shape& s) {
 }
 
 double block_elements(const Shape& s) {
-  double most = 0;
-  const int64_t n = std::max<int64_t>(s.n, 1);
-  for (const RowBlock& b : row_blocks(s)) most = std::max(most, double(b.rows) * double(n));
-  return most;
+  // The first block is the largest (only the last of a run is shorter), so
+  // the list is not made: a case file's 2^31 x 2^31 would have 2^31 blocks.
+  const int64_t total = s.total_rows(), n = std::max<int64_t>(s.n, 1);
+  if (total == 0) return 0;
+  const int64_t per_block = std::max<int64_t>(1, kBlockElements / n);
+  int64_t rows = std::min(per_block, s.rows);
+  if (!s.batched || s.rows * n <= kBlockElements) {
+    const int64_t step = s.batched ? std::max<int64_t>(1, per_block / s.rows) * s.rows : per_block;
+    rows = std::min(step, total);
+  }
+  return double(rows) * double(n);
 }
 
 TensorGeom block_geom(const TensorGeom& g, const Shape& s, const RowBlock& b) {
