@@ -363,3 +363,21 @@ TEST_CASE("host unary zoo kernels get their expected verdicts", "[unary][samples
     CHECK(r.verdict() == spec.expect);
   }
 }
+
+// rows::block_elements computes the largest block without listing the
+// blocks (the unary branch changed it: a case file of 2^31 x 2^31 listed
+// 2^31 of them and ran out of memory); it must agree with the list.
+TEST_CASE("rows::block_elements agrees with row_blocks", "[unary]") {
+  uint64_t r = 7;
+  for (int i = 0; i < 2000; ++i) {
+    auto dim = [&](int64_t most) { return int64_t((r = mix64(r)) % uint64_t(most + 1)); };
+    Shape s{(r = mix64(r)) % 2 == 0, 1, dim(3000), 0};
+    s.n = (r = mix64(r)) % 4 == 0 ? dim(int64_t(1) << 23) : dim(5000);
+    if (s.batched) s.b = dim(9);
+    double most = 0;
+    for (const rows::RowBlock& b : rows::row_blocks(s)) most = std::max(most, double(b.rows) * double(std::max<int64_t>(s.n, 1)));
+    INFO(s.b << " x " << s.rows << " x " << s.n);
+    CHECK(rows::block_elements(s) == most);
+  }
+  CHECK(rows::block_elements(Shape{false, 1, int64_t(1) << 31, int64_t(1) << 31}) == std::ldexp(1.0, 31));
+}
