@@ -1,7 +1,9 @@
 // PLANTED BUG (field-notes 2.3, a dtype mismatch): argmax right, but
 // stored as int32 into the int64 output (at element r's int32 slot):
 // half of y keeps the poison, the rest holds two indices per element.
-// Expected verdict: unwritten_output.
+// Expected verdict: mismatch (the sweep's first case has one row: its low
+// word holds the index, its high word stays the poison's; with more rows
+// half of y keeps the poison, which alone would read as unwritten_output).
 #include <assay/abi.h>
 #include <cuda_runtime.h>
 

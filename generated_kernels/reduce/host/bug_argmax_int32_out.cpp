@@ -1,8 +1,10 @@
 // PLANTED BUG (field-notes 2.3 layout, a dtype mismatch): argmax right, but
 // written as int32 into the int64 output: element r's index lands in the
 // 4 bytes at r * 4 (times y's stride), so half of y keeps the poison and
-// the rest holds two indices per element. Expected verdict:
-// unwritten_output.
+// the rest holds two indices per element. Expected verdict: mismatch (the
+// sweep's first case has one row: its low word holds the index, its high
+// word stays the poison's; with more rows half of y keeps the poison, which
+// alone would read as unwritten_output).
 #include <assay/abi.h>
 
 #include <algorithm>
