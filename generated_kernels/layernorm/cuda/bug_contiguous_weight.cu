@@ -75,14 +75,14 @@ unsigned grid_for(int64_t rows, int rows_per_block) {
   return unsigned(blocks < kMaxBlocks ? blocks : kMaxBlocks);
 }
 
-__device__ float warp_sum(float v) {
+[[maybe_unused]] __device__ float warp_sum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
 // Block-wide sum, the result in every thread: warp shuffles, one partial per
 // warp in `scratch`, the first warp's shuffles; the barrier after the read
 // lets the next reduction reuse scratch.
-__device__ float block_sum(float v, float* scratch) {
+[[maybe_unused]] __device__ float block_sum(float v, float* scratch) {
   v = warp_sum(v);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) scratch[warp] = v;

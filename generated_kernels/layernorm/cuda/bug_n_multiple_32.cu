@@ -75,14 +75,14 @@ unsigned grid_for(int64_t rows, int rows_per_block) {
   return unsigned(blocks < kMaxBlocks ? blocks : kMaxBlocks);
 }
 
-__device__ float warp_sum(float v) {
+[[maybe_unused]] __device__ float warp_sum(float v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
 // Block-wide sum, the result in every thread: warp shuffles, one partial per
 // warp in `scratch`, the first warp's shuffles; the barrier after the read
 // lets the next reduction reuse scratch.
-__device__ float block_sum(float v, float* scratch) {
+[[maybe_unused]] __device__ float block_sum(float v, float* scratch) {
   v = warp_sum(v);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) scratch[warp] = v;
@@ -94,7 +94,7 @@ __device__ float block_sum(float v, float* scratch) {
 }
 
 __global__ void layernorm_kernel(View X, View W, View B, View Y, View M, View R, float eps) {
-  __shared__ float scratch[kThreads];
+  // one warp per row: shuffles only
   const float* w = W.row<const float>(0);
   const float* b = B.row<const float>(0);
   const int64_t n = X.n;

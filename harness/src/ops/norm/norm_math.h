@@ -95,7 +95,7 @@ ASSAY_HD RowStats finish(const ErrorModel& e, const RowPass1& p1, const RowPass2
   RowStats st;
   const double n = double(p1.count);
   // n = 0: the statistics are 0/0 (NaN), as a kernel's sum / n gives.
-  if (p1.count == 0 || p1.nan || (p1.pos_inf && p1.neg_inf)) {
+  if (p1.count == 0 || p1.nan || (!e.rms && p1.pos_inf && p1.neg_inf)) {  // rmsnorm: both square to +Inf
     st.kind = RowStats::nan_row;
     st.mean = st.rstd = NAN;
     return st;
