@@ -8,7 +8,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 src=harness/src
 names=()
-for d in "$src"/ops/*/; do names+=("$(basename "$d")"); done
+# A folder is an op's when it registers one; others (ops/rows: what row-wise
+# ops share) are helpers of the ops, not ops.
+for d in "$src"/ops/*/; do
+  grep -rqE '^\s*ASSAY_REGISTER_OP\("' "$d" && names+=("$(basename "$d")")
+done
 while IFS= read -r n; do names+=("$n"); done < <(grep -rhE '^\s*ASSAY_REGISTER_OP\("' "$src/ops" | grep -oE 'ASSAY_REGISTER_OP\("[A-Za-z0-9_]+"' |
                                                  sed -E 's/.*"([^"]+)"/\1/' | sort -u)
 [ ${#names[@]} -gt 0 ] || { echo "check-op-seam: no ops found under $src/ops"; exit 1; }

@@ -174,7 +174,7 @@ int check_version(const Fields& top) {
 }
 
 void read_common(const Fields& top, Case& c) {
-  c.recipe = *parse_recipe(top.choice(top.required("recipe"), {"ints", "uniform", "mixed", "specials"}));
+  c.recipe = *parse_recipe(top.choice(top.required("recipe"), {"ints", "uniform", "mixed", "specials", "offset"}));
   c.seed = top.uint64(top.required("seed"));
   if (auto* f = top.optional("origin")) {
     if (!f->value.IsScalar()) top.fail(*f, "expected a string");

@@ -17,6 +17,7 @@ enum class Recipe : uint8_t {
   uniform,   // uniform reals in [-1, 1)
   mixed,     // uniform mantissas times 2^e, e spread over a range: cancellation
   specials,  // uniform reals with a few +-0, +-Inf, NaN and subnormals planted
+  offset,    // center + uniform reals of a small spread: a large mean over a tiny variance (cancellation)
 };
 
 std::string_view name(Recipe r);
@@ -96,6 +97,11 @@ struct RecipeParams {
   // row, takes row_value in every kept element instead of the recipe's draw.
   double row_fill = 0.0;
   double row_value = 0.0;
+  // offset: values in center + spread * [-1, 1). The default is a mean of 1e4
+  // with a standard deviation of 1e-2 (spread / sqrt(3)): E[x^2] - E[x]^2 in
+  // f32 loses every digit of the variance there.
+  double center = 1e4;
+  double spread = 0.017320508075688773;
 };
 
 // Raw (unrounded) value of element (row, col) of tensor `tensor`, the patch aside.
@@ -117,6 +123,8 @@ ASSAY_HD double drawn_value(const RecipeParams& p, DType t, uint64_t seed, uint3
     }
     case Recipe::uniform:
       return 2.0 * u - 1.0;
+    case Recipe::offset:
+      return p.center + p.spread * (2.0 * u - 1.0);
     case Recipe::mixed: {
       uint64_t h2 = mix64(h);
       int span = p.exp_hi - p.exp_lo + 1;

@@ -30,8 +30,11 @@ constexpr std::array<std::pair<Compute, std::string_view>, 5> computes{{{Compute
                                                                        {Compute::tf32, "tf32"},
                                                                        {Compute::f16, "f16"},
                                                                        {Compute::bf16, "bf16"}}};
-constexpr std::array<std::pair<Recipe, std::string_view>, 4> recipes{
-    {{Recipe::ints, "ints"}, {Recipe::uniform, "uniform"}, {Recipe::mixed, "mixed"}, {Recipe::specials, "specials"}}};
+constexpr std::array<std::pair<Recipe, std::string_view>, 5> recipes{{{Recipe::ints, "ints"},
+                                                                     {Recipe::uniform, "uniform"},
+                                                                     {Recipe::mixed, "mixed"},
+                                                                     {Recipe::specials, "specials"},
+                                                                     {Recipe::offset, "offset"}}};
 constexpr std::array<std::pair<BackendKind, std::string_view>, 2> backends{
     {{BackendKind::cuda, "cuda"}, {BackendKind::host, "host"}}};
 constexpr std::array<std::pair<Verdict, std::string_view>, 15> verdicts{{

@@ -121,7 +121,9 @@ RecipeParams recipe_params(const Case& c, int t) {
     case Recipe::specials:
       p.density = std::min(0.25, 4.0 / std::max(1.0, double(c.geom(t).count())));
       break;
-    case Recipe::uniform: break;
+    case Recipe::uniform:
+    case Recipe::offset:  // the default large mean over a small spread
+      break;
   }
   return p;
 }

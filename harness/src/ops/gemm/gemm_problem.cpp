@@ -52,7 +52,9 @@ RecipeParams recipe_params(const Problem& c, Operand which) {
       p.density = std::min(0.25, 4.0 / double(std::max<int64_t>(t.count(), 1)));
       break;
     }
-    case Recipe::uniform: break;
+    case Recipe::uniform:
+    case Recipe::offset:  // the default large mean over a small spread
+      break;
   }
   return p;
 }

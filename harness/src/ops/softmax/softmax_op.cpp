@@ -81,7 +81,7 @@ class SoftmaxOp final : public Op {
     Parts p = parts_of(c);
     if (p.shape.batched) p.shape.b = sizes[0], p.shape.rows = sizes[1], p.shape.n = sizes[2];
     else p.shape.rows = sizes[0], p.shape.n = sizes[1];
-    if (!keep_layout) p.x = Layout{p.x.col_major, 0, 0, 0}, p.y = Layout{p.y.col_major, 0, 0, 0};
+    if (!keep_layout) p.x = rows::plain_like(p.x), p.y = rows::plain_like(p.y);
     return make_case(p);
   }
   std::vector<Case> simplifications(const Case& c) const override {
@@ -104,7 +104,7 @@ class SoftmaxOp final : public Op {
   }
   Case with_layout(const Case& c, int tensor, bool col_major, int64_t pad, int64_t offset) const override {
     Parts p = parts_of(c);
-    (tensor == X ? p.x : p.y) = Layout{col_major, pad, offset, 0};
+    (tensor == X ? p.x : p.y) = Layout{col_major, pad, offset, 0, false};
     return make_case(p);
   }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "case/case.h"
+#include "ops/rows/rows.h"
 #include "spec/requires.h"
 #include "spec/spec.h"
 
@@ -31,27 +32,11 @@ std::string_view op_name(bool log);
 // values, a compute of tf32 and missing dtypes.
 Settings read_settings(const Spec& spec, bool log);
 
-// A tensor's layout relative to its shape: the last dimension unit-stride
-// (row-major) or the innermost two transposed (column-major: rows are then
-// strided, the last-dim stride is rows + pad); padding beyond the rows'
-// (row-major) or columns' (column-major) extent; the base offset; for 3-D
-// tensors, the gap between batches beyond the inner matrix's span.
-struct Layout {
-  bool col_major = false;
-  int64_t pad = 0, offset = 0, batch_gap = 0;
-  bool operator==(const Layout&) const = default;
-};
-
-// The shape in sizes: {rows, n} (2-D) or {b, rows, n} (batched, 3-D).
-struct Shape {
-  bool batched = false;
-  int64_t b = 1, rows = 0, n = 0;  // b: 1 when not batched
-  int64_t total_rows() const { return (batched ? b : 1) * rows; }
-  double elements() const { return double(total_rows()) * double(n); }
-  bool operator==(const Shape&) const = default;
-};
-// A case's shape; throws InputError when it is not a softmax case.
-Shape shape_of(const Case& c);
+// Shapes ({rows, n} or {b, rows, n}) and layouts are the row-wise ops' own
+// (ops/rows/rows.h): x and y are element tensors.
+using rows::Layout;
+using rows::Shape;
+using rows::shape_of;
 // The layout a tensor of the case has (approximate for hand-written strides).
 Layout layout_of(const Case& c, int tensor);
 
@@ -67,8 +52,6 @@ struct Parts {  // everything a case is made of
 };
 Case make_case(const Parts& p);
 Parts parts_of(const Case& c);
-// The strides of one tensor of this shape and layout.
-CaseTensor make_tensor(const char* name, Role role, DType t, const Shape& s, const Layout& l);
 
 // Throws InputError saying what is not right (names, roles, shapes from sizes).
 void validate_case(const Case& c);

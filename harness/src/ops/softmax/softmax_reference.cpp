@@ -7,45 +7,6 @@
 
 namespace assay::softmax {
 
-std::vector<RowBlock> row_blocks(const Shape& s) {
-  std::vector<RowBlock> out;
-  const int64_t total = s.total_rows(), n = std::max<int64_t>(s.n, 1);
-  if (total == 0) return out;
-  const int64_t per_block = std::max<int64_t>(1, kBlockElements / n);
-  if (!s.batched || s.rows * n <= kBlockElements) {
-    // 2-D, or whole batches per block.
-    const int64_t step = s.batched ? std::max<int64_t>(1, per_block / s.rows) * s.rows : per_block;
-    for (int64_t r = 0; r < total; r += step) out.push_back({r, std::min(step, total - r)});
-    return out;
-  }
-  for (int64_t b = 0; b < s.b; ++b)
-    for (int64_t r = 0; r < s.rows; r += per_block) out.push_back({b * s.rows + r, std::min(per_block, s.rows - r)});
-  return out;
-}
-
-double block_elements(const Shape& s) {
-  double most = 0;
-  const int64_t n = std::max<int64_t>(s.n, 1);
-  for (const RowBlock& b : row_blocks(s)) most = std::max(most, double(b.rows) * double(n));
-  return most;
-}
-
-TensorGeom block_geom(const TensorGeom& g, const Shape& s, const RowBlock& b) {
-  TensorGeom part = g;
-  if (g.ndim == 2) {
-    part.shape[0] = b.rows, part.offset = g.offset + b.row0 * g.strides[0];
-    return part;
-  }
-  // 3-D: whole batches, or rows of one batch as a 2-D geometry.
-  if (b.row0 % s.rows == 0 && b.rows % s.rows == 0) {
-    part.shape[0] = b.rows / s.rows, part.offset = g.offset + (b.row0 / s.rows) * g.strides[0];
-    return part;
-  }
-  const int64_t batch = b.row0 / s.rows, r = b.row0 % s.rows;
-  return TensorGeom::matrix(g.dtype, b.rows, g.shape[2], g.strides[1], g.strides[2],
-                            g.offset + batch * g.strides[0] + r * g.strides[1]);
-}
-
 void reference_rows(Backend& backend, const Shape& s, const TensorGeom& gx, const std::byte* x, const ErrorModel& e,
                     const BlockVisitor& visit) {
   const std::vector<RowBlock> blocks = row_blocks(s);

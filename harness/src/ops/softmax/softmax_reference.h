@@ -10,23 +10,15 @@
 #include "core/deadline.h"
 #include "judge/compare.h"
 #include "ops/softmax/softmax_math.h"
+#include "ops/rows/rows.h"
 #include "ops/softmax/softmax_problem.h"
 
 namespace assay::softmax {
 
-// Elements of one block (at least one row).
-inline constexpr int64_t kBlockElements = int64_t(1) << 22;
-
-// The blocks of matrix-view rows [row0, row0 + rows): whole batches where a
-// batch fits a block, else pieces of one batch (so each block has a geometry).
-struct RowBlock {
-  int64_t row0, rows;
-};
-std::vector<RowBlock> row_blocks(const Shape& s);
-// The geometry of a block's rows of a tensor of shape s.
-TensorGeom block_geom(const TensorGeom& g, const Shape& s, const RowBlock& b);
-// The most elements a block holds (for memory estimates).
-double block_elements(const Shape& s);
+using rows::block_elements;
+using rows::block_geom;
+using rows::row_blocks;
+using rows::RowBlock;
 
 using BlockVisitor = std::function<void(const RowBlock& b, const double* ref, const double* bound)>;
 // x: its data start in the backend's memory (geometry gx).

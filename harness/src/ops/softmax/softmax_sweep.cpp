@@ -12,31 +12,27 @@ namespace {
 
 constexpr Recipe kRecipes[] = {Recipe::uniform, Recipe::ints, Recipe::mixed, Recipe::specials};
 constexpr int64_t kRowLengths[] = {1, 2, 3, 31, 32, 33, 1023, 1024, 1025};
-constexpr int64_t kPastWord = 70001;  // n past 2^16
+using rows::kPastWord;
+using rows::padded;
+using rows::transposed;
 
 // The sum of a row of n terms of at most 1 passes f16's largest value past
 // 65504 terms: an f16 accumulator's own limit, outside what compute f16 claims.
 int64_t max_row_length(const Spec& spec) { return spec.compute == Compute::f16 ? 32768 : int64_t(1) << 40; }
 
+// softmax's Parts over the rows sweep builder: each case starts plain, with
+// the recipes taken in turn.
 struct SweepBuilder {
   const Spec& spec;
   bool log;
-  uint64_t seed;
-  std::vector<std::vector<Case>> sections;
-  std::set<std::string> seen;
-  size_t made = 0;
+  rows::SweepBuilder cases;
 
-  void section() { sections.emplace_back(); }
-  std::vector<Case> interleaved() {
-    std::vector<Case> out;
-    for (size_t i = 0; out.size() < made; ++i)
-      for (auto& s : sections)
-        if (i < s.size()) out.push_back(s[i]);
-    return out;
-  }
+  SweepBuilder(const Spec& s, bool l, uint64_t seed)
+      : spec(s), log(l), cases(seed, [&s](const Case& c) { return fit_requires(c, s); }) {}
+  void section() { cases.section(); }
   Parts base(int64_t rows, int64_t n, std::string origin) const {
     Parts p = plain_parts(spec, log, Shape{false, 1, rows, n}, std::move(origin));
-    p.recipe = kRecipes[made % 4];
+    p.recipe = kRecipes[cases.made() % 4];
     return p;
   }
   Parts batched(int64_t b, int64_t rows, int64_t n, std::string origin) const {
@@ -45,20 +41,10 @@ struct SweepBuilder {
     return p;
   }
   void add(const Parts& p) {
-    if (p.shape.n > max_row_length(spec)) return;
-    auto fitted = fit_requires(make_case(p), spec);
-    if (!fitted) return;
-    fitted->seed = mix64(seed ^ (made * 0x9e3779b97f4a7c15ull));
-    Case key = *fitted;
-    key.seed = 0, key.origin.clear();
-    if (!seen.insert(describe(key)).second) return;
-    sections.back().push_back(*fitted);
-    ++made;
+    if (p.shape.n <= max_row_length(spec)) cases.add(make_case(p));
   }
+  std::vector<Case> interleaved() const { return cases.interleaved(); }
 };
-
-Layout transposed(int64_t pad = 0, int64_t offset = 0) { return Layout{true, pad, offset, 0}; }
-Layout padded(int64_t pad, int64_t offset = 0) { return Layout{false, pad, offset, 0}; }
 
 }  // namespace
 
@@ -83,37 +69,17 @@ RecipeParams recipe_params(const Case& c, int tensor) {
       p.density = std::min(0.5, 1.0 / double(n));
       p.row_fill = 0.125, p.row_value = -INFINITY;
       break;
-    case Recipe::uniform: break;
+    case Recipe::uniform:
+    case Recipe::offset:  // the default large mean over a small spread
+      break;
   }
   return p;
 }
 
 double work(const Case& c) { return shape_of(c).elements(); }
 
-namespace {
-double buffer_bytes(const TensorGeom& g) { return double(g.span()) * dtype_bytes(g.dtype) + 2.0 * 1024 + 8; }
-}  // namespace
-
-double case_bytes(const Case& c) {
-  const Shape s = shape_of(c);
-  const double x = buffer_bytes(c.geom(X)), y = buffer_bytes(c.geom(Y));
-  // Live and as handed (snapshots), and the cuda reference's ref and bound for one block.
-  return 2 * (x + y) + 2 * 4096 + 16.0 * block_elements(s);
-}
-
-double host_bytes(const Case& c, BackendKind backend) {
-  const Shape s = shape_of(c);
-  const double x = buffer_bytes(c.geom(X)), y = buffer_bytes(c.geom(Y));
-  const double block = 16.0 * block_elements(s);  // the reference's block of ref and bound
-  // The executor's host images: up to three of y (calls before and this one),
-  // then one of x (changed input) or the reference's block.
-  double bytes = 3 * y + std::max(x, block) + double(16 << 20);
-  if (backend == BackendKind::host) {
-    bytes += 2 * (x + y);                                 // buffers: live and as handed
-    if (case_bytes(c) <= double(1 << 20)) bytes += 15 * (x + y);  // planned: staged sets and captures
-  }
-  return bytes;
-}
+double case_bytes(const Case& c) { return rows::case_bytes(c, 16.0); }  // the reference's ref and bound
+double host_bytes(const Case& c, BackendKind backend) { return rows::host_bytes(c, backend, 16.0); }
 
 double default_timeout(const Case& c, BackendKind backend) {
   // A naive kernel: three passes with an exp (host ~10 M elements/s, GPU ~1 G/s), plus 5 s.
@@ -126,59 +92,22 @@ bool huge_case_fits(const Case& c, const SweepTarget& target) {
 }
 
 std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
-  auto holds = [&](const Case& x) {
-    Context ctx(x);
-    return std::all_of(spec.requires_.begin(), spec.requires_.end(), [&](auto& r) { return r.holds(ctx); });
-  };
-  if (holds(c)) return c;
   const Parts p = parts_of(c);
-  // Layout relaxations: same orientation without padding or offsets; row-major plain; column-major.
-  auto relayouts = [&](Parts q) {
-    std::vector<Parts> out{q};
-    Parts a = q;
-    a.x = Layout{q.x.col_major, 0, 0, 0}, a.y = Layout{q.y.col_major, 0, 0, 0};
-    out.push_back(a);
-    a.x = a.y = Layout{};
-    out.push_back(a);
-    a.x = a.y = Layout{true, 0, 0, 0};
-    out.push_back(a);
-    return out;
-  };
-  auto first = [&](const std::vector<Parts>& shapes) -> std::optional<Case> {
-    for (const Parts& s : shapes)
-      for (const Parts& q : relayouts(s))
-        if (Case x = make_case(q); holds(x)) return x;
-    return std::nullopt;
-  };
-  std::vector<Parts> shapes{p};
-  for (int64_t mult = 2; mult <= 1024; mult *= 2) {  // rounded up to multiples
-    auto up = [mult](int64_t v) { return std::max<int64_t>((v + mult - 1) / mult * mult, v == 0 ? 0 : mult); };
-    Parts q = p;
-    q.shape.n = up(p.shape.n);
-    shapes.push_back(q);
-    q.shape.rows = up(p.shape.rows);
-    shapes.push_back(q);
-  }
-  for (int64_t div = 2; div <= (int64_t(1) << 20); div *= 2) {  // halved (upper limits)
-    Parts q = p;
-    q.shape.n = std::max<int64_t>(1, p.shape.n / div);
-    shapes.push_back(q);
-    q.shape.rows = std::max<int64_t>(1, p.shape.rows / div);
-    shapes.push_back(q);
-  }
-  if (auto x = first(shapes)) return x;
-  if (p.shape.batched) {  // flattened to 2-D
-    Parts q = p;
-    q.shape = Shape{false, 1, p.shape.total_rows(), p.shape.n};
-    q.x.batch_gap = q.y.batch_gap = 0;
-    if (auto x = first({q})) return x;
-  }
-  return std::nullopt;
+  return rows::fit_requires(
+      spec, c, [](const Case& x) { return std::make_unique<Context>(x); },
+      [&p](const Shape& s, int relax) {
+        Parts q = p;
+        q.shape = s;
+        if (relax == 1) q.x = rows::plain_like(p.x), q.y = rows::plain_like(p.y);
+        if (relax == 2) q.x = q.y = Layout{};
+        if (relax == 3) q.x = q.y = transposed();
+        if (!s.batched) q.x.batch_gap = q.y.batch_gap = 0;
+        return make_case(q);
+      });
 }
 
 std::vector<Case> sweep(const Spec& spec, bool log, uint64_t seed, const SweepTarget& target) {
-  SweepBuilder b{spec, log, seed, {}, {}};
-  b.section();
+  SweepBuilder b(spec, log, seed);
   // 1. Row lengths around warp and block sizes, few and several rows, every recipe.
   for (int64_t n : kRowLengths)
     for (int64_t rows : {1, 4}) b.add(b.base(rows, n, "row length"));
@@ -259,36 +188,11 @@ std::vector<Case> sweep(const Spec& spec, bool log, uint64_t seed, const SweepTa
 }
 
 std::optional<Case> random_case(const Spec& spec, bool log, uint64_t seed, uint64_t index, const GenLimits& lim) {
-  uint64_t state = hash3(seed, 0x50f7, index);
-  auto next = [&] { return state = mix64(state); };
-  const int64_t max_dim = std::max<int64_t>(lim.max_random_dim, 1);
-  auto dim = [&]() -> int64_t {
-    const uint64_t r = next() % 100;
-    if (r < 35) return int64_t(next() % uint64_t(std::min<int64_t>(max_dim, 64) + 1));
-    if (r < 65) {  // a power of two and its neighbours
-      const int64_t t = int64_t(1) << (next() % 11);
-      return std::clamp<int64_t>(t + int64_t(next() % 3) - 1, 0, max_dim);
-    }
-    return int64_t(std::pow(double(max_dim), unit_double(next())));
-  };
-  Parts p = plain_parts(spec, log, Shape{false, 1, dim(), dim()}, "random #" + std::to_string(index));
-  if (next() % 5 == 0) p.shape.batched = true, p.shape.b = int64_t(1 + next() % 4);
-  while (p.shape.elements() > lim.max_random_work) {
-    int64_t& big = p.shape.rows > p.shape.n ? p.shape.rows : p.shape.n;
-    big /= 2;
-  }
-  p.shape.n = std::min(p.shape.n, max_row_length(spec));
-  auto layout = [&] {
-    Layout l;
-    l.col_major = next() % 4 == 0;
-    l.pad = next() % 10 < 3 ? int64_t(1 + next() % 16) : 0;
-    l.offset = next() % 10 < 2 ? int64_t(1 + next() % 3) : 0;
-    l.batch_gap = p.shape.batched && next() % 2 ? int64_t(next() % 9) : 0;
-    return l;
-  };
-  p.x = layout(), p.y = layout();
-  p.recipe = kRecipes[next() % 4];
-  p.seed = next();
+  rows::RandomDraw draw(seed, 0x50f7, index);
+  Parts p = plain_parts(spec, log, draw.shape(lim, max_row_length(spec)), "random #" + std::to_string(index));
+  p.x = draw.layout(p.shape), p.y = draw.layout(p.shape);
+  p.recipe = draw.recipe(kRecipes);
+  p.seed = draw.next();
   return fit_requires(make_case(p), spec);
 }
 
