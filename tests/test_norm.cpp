@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "case/rng.h"
+#include "core/error.h"
 #include "case/values.h"
 #include "exec/patterns.h"
 #include "ops/norm/norm_problem.h"
@@ -310,7 +311,8 @@ TEST_CASE("norm spec keys, dtypes and compute", "[norm]") {
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "k.cpp") << "\n";
   auto ln = [](const std::string& extra, const std::string& dtypes = "{x: f32, weight: f32, bias: f32, y: f32}") {
-    return "name: k\nop: layernorm\nbackend: host\nsource: k.cpp\ndtypes: " + dtypes + "\n" + extra;
+    const std::string compute = extra.find("compute:") == std::string::npos ? "compute: f32\n" : "";
+    return "name: k\nop: layernorm\nbackend: host\nsource: k.cpp\ndtypes: " + dtypes + "\n" + compute + extra;
   };
   const auto file = dir / "k.yaml";
   CHECK_NOTHROW(parse_spec(ln("math: cuda\nwrites: [y]\n"), file));
@@ -318,16 +320,16 @@ TEST_CASE("norm spec keys, dtypes and compute", "[norm]") {
   CHECK_THROWS_WITH(parse_spec(ln("writes: [y, mean]\n"), file), Catch::Contains("writes"));
   CHECK_THROWS_WITH(parse_spec(ln("writes: [z]\n"), file), Catch::Contains("writes"));
   CHECK_THROWS_WITH(parse_spec(ln("math: fastest\n"), file), Catch::Contains("math"));
-  CHECK_THROWS_WITH(parse_spec(ln("compute: f16\n"), file), Catch::Contains("compute"));
+  CHECK_THROWS_WITH(parse_spec(ln("compute: f16\n"), file), Catch::Contains("f16 or bf16 overflows"));
   CHECK_THROWS_WITH(parse_spec(ln("compute: tf32\n"), file), Catch::Contains("compute"));
   CHECK_THROWS_WITH(parse_spec(ln("alpha: 1\n"), file), Catch::Contains("alpha"));
   CHECK_THROWS_WITH(parse_spec(ln("", "{x: f32, weight: f32, y: f32}"), file), Catch::Contains("bias"));
   CHECK_THROWS_WITH(parse_spec(ln("", "{x: f32, weight: f32, bias: f32, y: f32, gamma: f32}"), file),
                     Catch::Contains("gamma"));
-  const std::string rms = "name: k\nop: rmsnorm\nbackend: host\nsource: k.cpp\ndtypes: {x: f32, weight: f32, y: f32}\n";
+  const std::string rms = "name: k\nop: rmsnorm\nbackend: host\nsource: k.cpp\ncompute: f32\ndtypes: {x: f32, weight: f32, y: f32}\n";
   CHECK_NOTHROW(parse_spec(rms + "math: fast\n", file));
   CHECK_THROWS_WITH(parse_spec(rms + "writes: [y]\n", file), Catch::Contains("writes"));
-  CHECK_THROWS_WITH(parse_spec("name: k\nop: rmsnorm\nbackend: host\nsource: k.cpp\ndtypes: {x: f32, weight: f32, bias: f32, y: f32}\n", file),
+  CHECK_THROWS_WITH(parse_spec("name: k\nop: rmsnorm\nbackend: host\nsource: k.cpp\ncompute: f32\ndtypes: {x: f32, weight: f32, bias: f32, y: f32}\n", file),
                     Catch::Contains("bias"));
 }
 

@@ -114,8 +114,8 @@ Case make_case(const Parts& p) {
       case rows::Kind::column: c.tensors.push_back(rows::column_tensor(kNames[s], role, p.type[s], p.shape, p.layout[s])); break;
       case rows::Kind::row: c.tensors.push_back(rows::row_tensor(kNames[s], role, p.type[s], p.shape, p.layout[s])); break;
     }
+    if (slot_is_input(s)) c.tensors.back().keep = p.keep[s];
   }
-  c.tensors[0].keep = p.keep;
   c.scalars = {{"eps", p.eps}};
   c.recipe = p.recipe, c.seed = p.seed, c.origin = p.origin;
   return c;
@@ -130,9 +130,10 @@ Parts parts_of(const Case& c) {
     const CaseTensor& t = c.tensors[size_t(tensor_index(p.rms, s))];
     p.type[s] = t.dtype;
     p.layout[s] = rows::layout_of(t, p.shape, slot_kind(s));
+    p.keep[s] = t.keep;
   }
   p.eps = c.scalars[0].value;
-  p.recipe = c.recipe, p.seed = c.seed, p.keep = c.tensors[0].keep, p.origin = c.origin;
+  p.recipe = c.recipe, p.seed = c.seed, p.origin = c.origin;
   return p;
 }
 

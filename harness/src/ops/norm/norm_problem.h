@@ -51,7 +51,7 @@ struct Parts {  // everything a case is made of
   double eps = 1e-5;
   Recipe recipe = Recipe::uniform;
   uint64_t seed = 0;
-  Keep keep;  // x's
+  std::array<Keep, kSlots> keep{};  // the inputs' (the shrinker's cuts)
   std::string origin;
 };
 Case make_case(const Parts& p);

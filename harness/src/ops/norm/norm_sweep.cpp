@@ -37,6 +37,7 @@ RecipeParams recipe_params(const Case& c, int tensor) {
   RecipeParams p;
   p.recipe = c.recipe;
   if (c.tensors[size_t(tensor)].role != Role::input) return p;  // outputs are poisoned, never drawn
+  p.keep = c.tensors[size_t(tensor)].keep;
   if (tensor != 0) {
     // weight and bias: uniform reals whatever x's recipe (small integers
     // under ints, so integer cases stay integer).
@@ -44,7 +45,6 @@ RecipeParams recipe_params(const Case& c, int tensor) {
     p.int_range = 2, p.density = 1.0;
     return p;
   }
-  p.keep = c.tensors[0].keep;
   const int64_t n = std::max<int64_t>(rows::shape_of(c).n, 1);
   const DType t = c.tensors[0].dtype;
   switch (c.recipe) {
