@@ -69,7 +69,7 @@ bool norm_call(const assay_call* c, const char* op, int bits) {
   return true;
 }
 
-unsigned grid_for(int64_t rows, int rows_per_block) {
+[[maybe_unused]] unsigned grid_for(int64_t rows, int rows_per_block) {
   const int64_t blocks = (rows + rows_per_block - 1) / rows_per_block;
   return unsigned(blocks < kMaxBlocks ? blocks : kMaxBlocks);
 }
