@@ -3,14 +3,21 @@
 # shards (one GPU, G processes: wall time matters more than per-kernel time
 # here; the seconds to detect are inflated by the sharing and say so):
 #   [FAMILY=gemm] bash scripts/gpu-zoo.sh BIN_DIR OUT_DIR [G] [BUDGET]
-# FAMILY: the zoo folder under generated_kernels/ (gemm, softmax, custom);
-# the reports are named after it (zoo-FAMILY-cuda-G.json).
+# FAMILY: one or more zoo folders under generated_kernels/ (gemm, softmax,
+# custom, hostile, layernorm, rmsnorm, reduce, unary), space-separated, or
+# "all" (every folder but needle); the reports are named after them
+# (zoo-FAMILY-cuda-G.json, the names joined by "+").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=$1 OUT=$2 G=${3:-3} BUDGET=${4:-60} FAMILY=${FAMILY:-gemm}
 export ASSAY_SOURCE_DIR=$PWD
 mkdir -p "$OUT"
-mapfile -t specs < <(ls generated_kernels/"$FAMILY"/cuda/*.yaml | sort)
+if [ "$FAMILY" = all ]; then
+  FAMILY=$(for d in generated_kernels/*/cuda; do f=${d%/cuda}; f=${f#generated_kernels/}; [ "$f" = needle ] || echo "$f"; done | tr '\n' ' ')
+fi
+read -r -a families <<<"$FAMILY"
+FAMILY=$(IFS=+; echo "${families[*]}")
+mapfile -t specs < <(for f in "${families[@]}"; do ls generated_kernels/"$f"/cuda/*.yaml; done | sort)
 for g in $(seq 0 $((G - 1))); do
   group=()
   for i in "${!specs[@]}"; do [ $((i % G)) -eq "$g" ] && group+=("${specs[$i]}"); done

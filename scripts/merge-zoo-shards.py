@@ -28,26 +28,56 @@ md = ["| kernel | expect | " + " | ".join(checkers) + " |", "|---|---|" + "---|"
 for n in names:
     k = rows[n]
     md.append(f"| {n} | {k['expect']} | " + " | ".join(cell(k, c) for c in checkers) + " |")
-totals = []
+def totals_of(kernels):
+    out = []
+    for c in checkers:
+        planted = [k for k in kernels if k["expect"] != "pass"]
+        correct = [k for k in kernels if k["expect"] == "pass"]
+        judged_p = [k for k in planted if k["checkers"][c]["status"] != "n/a"]
+        judged_c = [k for k in correct if k["checkers"][c]["status"] != "n/a"]
+        caught = [k["checkers"][c]["seconds"] for k in judged_p if k["checkers"][c]["status"] == "caught"]
+        fa = sum(k["checkers"][c]["status"] == "false alarm" for k in judged_c)
+        na = len(planted) + len(correct) - len(judged_p) - len(judged_c)
+        out.append({"checker": c, "planted": len(judged_p), "caught": len(caught), "correct": len(judged_c),
+                    "false_alarms": fa, "median_detect_s": statistics.median(caught) if caught else None,
+                    "not_applicable": na})
+    return out
+
+def rate(num, den):
+    return f"{num}/{den} ({100 * num / max(1, den):.0f}%)"
+
+totals = totals_of([rows[n] for n in names])
 md += ["", "| checker | planted caught | false alarms on correct kernels | median seconds to detect | n/a |", "|---|---|---|---|---|"]
-for c in checkers:
-    planted = [rows[n] for n in names if rows[n]["expect"] != "pass"]
-    correct = [rows[n] for n in names if rows[n]["expect"] == "pass"]
-    judged_p = [k for k in planted if k["checkers"][c]["status"] != "n/a"]
-    judged_c = [k for k in correct if k["checkers"][c]["status"] != "n/a"]
-    caught = [k["checkers"][c]["seconds"] for k in judged_p if k["checkers"][c]["status"] == "caught"]
-    fa = sum(k["checkers"][c]["status"] == "false alarm" for k in judged_c)
-    na = len(planted) + len(correct) - len(judged_p) - len(judged_c)
-    t = {"checker": c, "planted": len(judged_p), "caught": len(caught), "correct": len(judged_c), "false_alarms": fa,
-         "median_detect_s": statistics.median(caught) if caught else None, "not_applicable": na}
-    totals.append(t)
-    med = f"{t['median_detect_s']:.2f}" if caught else "-"
-    md.append(f"| {c} | {len(caught)}/{len(judged_p)} ({100 * len(caught) / max(1, len(judged_p)):.0f}%) | "
-              f"{fa}/{len(judged_c)} | {med} | {na} |")
+for t in totals:
+    med = f"{t['median_detect_s']:.2f}" if t["caught"] else "-"
+    md.append(f"| {t['checker']} | {rate(t['caught'], t['planted'])} | {t['false_alarms']}/{t['correct']} | {med} | "
+              f"{t['not_applicable']} |")
+# Per op family (the spec's op; for shards written before the field, the
+# zoo folder the spec lies in), with the median seconds to the first failure
+# over the bugs caught.
+def family_of(k):
+    if k.get("family"):
+        return k["family"]
+    parts = k.get("spec", "").split("/")
+    return parts[parts.index("generated_kernels") + 1] if "generated_kernels" in parts[:-1] else "gemm"
+
+families = []
+for n in names:
+    if family_of(rows[n]) not in families:
+        families.append(family_of(rows[n]))
+family_totals = []
+md += ["", "| family | kernels | " + " | ".join(checkers) + " |", "|---|---|" + "---|" * len(checkers)]
+for f in families:
+    ks = [rows[n] for n in names if family_of(rows[n]) == f]
+    ts = totals_of(ks)
+    family_totals.append({"family": f, "kernels": len(ks), "totals": ts})
+    cells = [f"{rate(t['caught'], t['planted'])}, {t['false_alarms']}/{t['correct']} false, "
+             + (f"{t['median_detect_s']:.2f} s" if t["caught"] else "-") for t in ts]
+    md.append(f"| {f} | {len(ks)} | " + " | ".join(cells) + " |")
 note = open(note_file).read()
 built = "Built by: " + "; ".join(sorted(builds)) + "\n"
 open(stem + ".md", "w").write(note + "\n" + built + "\n" + "\n".join(md) + "\n")
 json.dump({"note": note, "builds": sorted(builds), "kernels": [rows[n] for n in names], "totals": totals,
-           "sources": sources},
+           "families": family_totals, "sources": sources},
           open(stem + ".json", "w"), indent=1)
-print("\n".join(md[-6:]))
+print("\n".join(md[-(8 + len(families)):]))

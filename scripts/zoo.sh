@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bug zoo (issue #5): every kernel of every op family's zoo
-# (generated_kernels/gemm, softmax, custom) through
+# (every folder of generated_kernels/ but needle and hostile) through
 # assay's gate and the three baseline checkers (docs/baselines.md); the table
 # lands in docs/results/DATE-zoo-BACKEND.{md,json}. Exit 0 when assay caught
 # every planted kernel with no false alarm.
@@ -23,4 +23,10 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   budget="${ZOO_HOST_BUDGET:-30}"
   echo "zoo: no GPU, host backend: gate budget ${budget} s per kernel instead of 60 (CI time)"
 fi
-exec build/assay zoo generated_kernels/gemm generated_kernels/softmax generated_kernels/custom --backend auto --budget "$budget" --out "${ZOO_OUT:-docs/results}" "$@"
+# Every op family's zoo folder (needle is the fuzzing benchmark's, hostile
+# runs on the GPU: scripts/gpu-zoo.sh).
+families=()
+for d in generated_kernels/*/; do
+  case $(basename "$d") in needle | hostile) ;; *) families+=("${d%/}") ;; esac
+done
+exec build/assay zoo "${families[@]}" --backend auto --budget "$budget" --out "${ZOO_OUT:-docs/results}" "$@"

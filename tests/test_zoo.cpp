@@ -88,6 +88,31 @@ TEST_CASE("zoo: totals count detections, false alarms and the median time", "[zo
   CHECK(zoo_console(rows, t).find("FALSE ALARM") != std::string::npos);
 }
 
+TEST_CASE("zoo: totals per op family, each with its own median time to the first failure", "[zoo]") {
+  auto cell = [](std::string s, double t) { return ZooCell{s, "", t, 1, ""}; };
+  std::vector<ZooRow> rows(4);
+  rows[0].family = rows[1].family = "softmax", rows[2].family = rows[3].family = "reduce";
+  rows[0].planted = rows[2].planted = rows[3].planted = true;
+  rows[0].cells = {cell("caught", 4), cell("missed", 0), cell("missed", 0), cell("missed", 0)};
+  rows[1].cells = {cell("pass", 9), cell("pass", 1), cell("pass", 1), cell("false alarm", 1)};
+  rows[2].cells = {cell("caught", 1), cell("caught", 2), cell("missed", 0), cell("missed", 0)};
+  rows[3].cells = {cell("caught", 3), cell("missed", 0), cell("missed", 0), cell("caught", 1)};
+  const auto f = zoo_family_totals(rows);
+  REQUIRE(f.size() == 2);
+  CHECK(f[0].family == "softmax");
+  CHECK(f[0].kernels == 2);
+  CHECK(f[0].checkers[0].median_detect_s == Approx(4.0));
+  CHECK(f[0].checkers[3].false_alarms == 1);
+  CHECK(f[1].family == "reduce");
+  CHECK(f[1].checkers[0].caught == 2);
+  CHECK(f[1].checkers[0].median_detect_s == Approx(2.0));
+  CHECK(f[1].checkers[1].caught == 1);
+  const std::string text = zoo_family_console(f);
+  CHECK(text.find("reduce") != std::string::npos);
+  CHECK(text.find("2/2 (100%)") != std::string::npos);
+  CHECK(zoo_markdown(rows, zoo_totals(rows), ZooMeta{}).find("## Per op family") != std::string::npos);
+}
+
 TEST_CASE("assay zoo writes the table and exits 0 when assay caught every planted kernel", "[zoo][cli]") {
   testing::Workdir w;
   const std::string specs = testing::quote(host_sample("bug_stale").string()) + " " +
@@ -101,6 +126,9 @@ TEST_CASE("assay zoo writes the table and exits 0 when assay caught every plante
   CHECK(j["device"] == "host");
   REQUIRE(j["kernels"].size() == 2);
   CHECK(j["kernels"][0]["checkers"]["assay"]["status"] == "caught");
+  CHECK(j["kernels"][0]["family"] == "gemm");
+  REQUIRE(j["families"].size() == 1);
+  CHECK(j["families"][0]["family"] == "gemm");
   bool markdown = false;
   for (auto& e : fs::directory_iterator(w.dir / "results")) markdown |= e.path().extension() == ".md";
   CHECK(markdown);

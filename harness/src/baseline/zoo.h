@@ -29,6 +29,7 @@ struct ZooCell {
 
 struct ZooRow {
   std::string name, spec, expect;
+  std::string family;          // the spec's op (gemm, softmax, layernorm, ...)
   bool planted = false;        // expect is set and is not "pass"
   std::vector<ZooCell> cells;  // kZooCheckers order
 };
@@ -55,6 +56,16 @@ struct CheckerTotals {
 };
 std::vector<CheckerTotals> zoo_totals(const std::vector<ZooRow>& rows);
 
+// The same totals for each op family's kernels, families in first-seen order:
+// a median time to the first failure per family, since one family's bugs
+// may all fall at the first case and another's only deep in the sweep.
+struct FamilyTotals {
+  std::string family;
+  int kernels = 0;
+  std::vector<CheckerTotals> checkers;  // kZooCheckers order
+};
+std::vector<FamilyTotals> zoo_family_totals(const std::vector<ZooRow>& rows);
+
 struct ZooMeta {
   std::string date, backend, device, command;  // the build of assay is core/build_info.h's
   double budget_s = 60;
@@ -62,6 +73,8 @@ struct ZooMeta {
 };
 
 std::string zoo_console(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals);
+// Totals per family: for assay, and each baseline's detection rate.
+std::string zoo_family_console(const std::vector<FamilyTotals>& families);
 std::string zoo_markdown(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals,
                          const ZooMeta& meta);
 nlohmann::json zoo_json(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals,

@@ -60,6 +60,35 @@ std::vector<CheckerTotals> zoo_totals(const std::vector<ZooRow>& rows) {
   return out;
 }
 
+std::vector<FamilyTotals> zoo_family_totals(const std::vector<ZooRow>& rows) {
+  std::vector<std::string> order;
+  for (const ZooRow& r : rows)
+    if (std::find(order.begin(), order.end(), r.family) == order.end()) order.push_back(r.family);
+  std::vector<FamilyTotals> out;
+  for (const std::string& f : order) {
+    std::vector<ZooRow> of;
+    for (const ZooRow& r : rows)
+      if (r.family == f) of.push_back(r);
+    out.push_back({f, int(of.size()), zoo_totals(of)});
+  }
+  return out;
+}
+
+std::string zoo_family_console(const std::vector<FamilyTotals>& families) {
+  std::string s = "per op family:\n";
+  for (const FamilyTotals& f : families) {
+    const CheckerTotals& a = f.checkers[0];
+    s += fmt::format("  {:<12} {:>3} kernels: assay detected {:<14} false alarms {:<12} median time to first failure "
+                     "{:.2f}s",
+                     f.family, f.kernels, rate(a.caught, a.planted), rate(a.false_alarms, a.correct),
+                     a.median_detect_s);
+    for (size_t j = 1; j < f.checkers.size(); ++j)
+      s += fmt::format("; {} {}", f.checkers[j].checker, rate(f.checkers[j].caught, f.checkers[j].planted));
+    s += "\n";
+  }
+  return s;
+}
+
 std::string zoo_console(const std::vector<ZooRow>& rows, const std::vector<CheckerTotals>& totals) {
   size_t wname = 6, wexp = 6;
   for (const ZooRow& r : rows) wname = std::max(wname, r.name.size()), wexp = std::max(wexp, r.expect.size());
@@ -107,6 +136,19 @@ std::string zoo_markdown(const std::vector<ZooRow>& rows, const std::vector<Chec
     s += fmt::format("| {} | {} | {} | {} | {:.2f} s | {} | {} |\n", t.checker, rate(t.caught, t.planted),
                      t.caught_at_false_alarm, rate(t.false_alarms, t.correct), t.median_detect_s, t.not_applicable,
                      t.errors);
+  s += "\n## Per op family\n\nDetected planted bugs / false alarms on correct kernels, and the median seconds "
+       "to the first failure over the planted bugs caught.\n\n| family | kernels |";
+  for (auto& c : kZooCheckers) s += " " + c + " |";
+  s += "\n|---|---|";
+  for (size_t j = 0; j < kZooCheckers.size(); ++j) s += "---|";
+  s += "\n";
+  for (const FamilyTotals& f : zoo_family_totals(rows)) {
+    s += fmt::format("| {} | {} |", f.family, f.kernels);
+    for (const CheckerTotals& t : f.checkers)
+      s += fmt::format(" {}, {} false, {:.2f} s |", rate(t.caught, t.planted), rate(t.false_alarms, t.correct),
+                       t.median_detect_s);
+    s += "\n";
+  }
   s += "\n## First failure per cell\n\n";
   for (const ZooRow& r : rows)
     for (size_t j = 0; j < r.cells.size(); ++j)
@@ -122,7 +164,8 @@ nlohmann::json zoo_json(const std::vector<ZooRow>& rows, const std::vector<Check
                       {"note", meta.note},       {"kernels", nlohmann::json::array()},
                       {"totals", nlohmann::json::array()}};
   for (const ZooRow& r : rows) {
-    nlohmann::json k = {{"name", r.name}, {"spec", r.spec}, {"expect", r.expect}, {"planted", r.planted}};
+    nlohmann::json k = {{"name", r.name},         {"spec", r.spec},       {"family", r.family},
+                        {"expect", r.expect},     {"planted", r.planted}};
     for (size_t i = 0; i < r.cells.size(); ++i) {
       const ZooCell& c = r.cells[i];
       k["checkers"][kZooCheckers[i]] = {{"status", c.status}, {"verdict", c.verdict}, {"seconds", c.seconds},
@@ -130,12 +173,24 @@ nlohmann::json zoo_json(const std::vector<ZooRow>& rows, const std::vector<Check
     }
     j["kernels"].push_back(k);
   }
-  for (const CheckerTotals& t : totals)
-    j["totals"].push_back({{"checker", t.checker}, {"planted", t.planted}, {"caught", t.caught},
-                           {"correct", t.correct}, {"false_alarms", t.false_alarms},
-                           {"not_applicable", t.not_applicable}, {"errors", t.errors},
-                           {"caught_at_false_alarm", t.caught_at_false_alarm},
-                           {"median_detect_s", t.median_detect_s}});
+  auto totals_json = [](const CheckerTotals& t) {
+    return nlohmann::json{{"checker", t.checker},
+                          {"planted", t.planted},
+                          {"caught", t.caught},
+                          {"correct", t.correct},
+                          {"false_alarms", t.false_alarms},
+                          {"not_applicable", t.not_applicable},
+                          {"errors", t.errors},
+                          {"caught_at_false_alarm", t.caught_at_false_alarm},
+                          {"median_detect_s", t.median_detect_s}};
+  };
+  for (const CheckerTotals& t : totals) j["totals"].push_back(totals_json(t));
+  j["families"] = nlohmann::json::array();
+  for (const FamilyTotals& f : zoo_family_totals(rows)) {
+    nlohmann::json fj = {{"family", f.family}, {"kernels", f.kernels}, {"totals", nlohmann::json::array()}};
+    for (const CheckerTotals& t : f.checkers) fj["totals"].push_back(totals_json(t));
+    j["families"].push_back(fj);
+  }
   return j;
 }
 

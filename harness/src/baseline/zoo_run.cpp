@@ -4,6 +4,7 @@
 #include "baseline/zoo.h"
 #include "core/error.h"
 #include "exec/loader.h"
+#include "ops/op.h"
 
 namespace assay::baseline {
 namespace {
@@ -48,6 +49,7 @@ using BaselineFn = BaselineResult (*)(Backend&, Runner&, const Spec&, const Base
 ZooRow run_zoo_kernel(const Spec& spec, Backend& backend, const GateOptions& opt) {
   ZooRow row;
   row.name = spec.name, row.spec = spec.file.string(), row.expect = spec.expect;
+  row.family = spec.op.empty() ? std::string(default_op_name()) : spec.op;
   row.planted = !spec.expect.empty() && spec.expect != "pass";
   DetectReporter detect;
   const KernelReport k = run_gate(spec, backend, opt, detect);

@@ -93,6 +93,7 @@ int run_zoo(const ZooArgs& a) {
 
   const auto totals = baseline::zoo_totals(rows);
   fmt::print("\n{}", baseline::zoo_console(rows, totals));
+  fmt::print("\n{}", baseline::zoo_family_console(baseline::zoo_family_totals(rows)));
   baseline::ZooMeta meta;
   const std::time_t now = std::time(nullptr);
   char date[16];
