@@ -189,6 +189,32 @@ TEST_CASE("cli: a correct host kernel passes", "[cli]") {
   CHECK(e.code == 1);
 }
 
+TEST_CASE("cli: SIGTERM stops the run, writes the reports with every kernel and exits 143", "[cli][stop]") {
+  Workdir w;
+  const std::string assay = (fs::path(ASSAY_BUILD_DIR) / "assay").string();
+  // Two correct kernels with a long budget: the signal comes while the first
+  // (or, on a fast machine, the second) runs, so at least the last is cut short.
+  const std::string cmd = "cd " + quote(w.dir.string()) + " && (" + quote(assay) + " check " +
+                          quote((kHostSpecs / "naive_f32.yaml").string()) + " " +
+                          quote((kHostSpecs / "pairwise_f32.yaml").string()) + " --budget 120 --cache-dir " +
+                          quote(kCache.string()) +
+                          " --out out --json r.json --junit j.xml > log.txt 2>&1 & p=$!; sleep 4; t0=$(date +%s); "
+                          "kill -TERM $p; wait $p; echo \"rc=$? after=$(( $(date +%s) - t0 ))\")";
+  Result r = assay::testing::run_command(cmd);
+  INFO(r.output << slurp(w.dir / "log.txt"));
+  CHECK(r.output.find("rc=143") != std::string::npos);
+  const size_t at = r.output.find("after=");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoi(r.output.substr(at + 6)) <= 15);  // the case in flight stops; no budget is waited out
+  auto j = nlohmann::json::parse(slurp(w.dir / "r.json"));
+  CHECK(j["interrupted"] == "SIGTERM");
+  REQUIRE(j["kernels"].size() == 2);
+  CHECK(j["kernels"][1]["verdict"] == "interrupted");
+  CHECK(j["kernels"][1]["interrupted"] == "SIGTERM");
+  CHECK(slurp(w.dir / "j.xml").find("<failure") != std::string::npos);  // an interrupted run is no pass
+  CHECK(slurp(w.dir / "log.txt").find("stopped by SIGTERM") != std::string::npos);
+}
+
 TEST_CASE("cli: bad input exits 2 and says where", "[cli]") {
   Workdir w;
   fs::copy_file(kHostSpecs / "naive_f32.cpp", w.dir / "k.cpp");

@@ -589,3 +589,25 @@ TEST_CASE("compare reads a padded 3-D output through its strides and reports the
   CHECK(bad.first_bad[0].got == 1000.0);
   CHECK(bad.first_bad[0].expected == 42.0);
 }
+
+TEST_CASE("compare: integer outputs are exact, poison is unwritten, no NaN class", "[compare]") {
+  const uint64_t poison = poison_bits(DType::i64);
+  // The poison is no index a kernel computes, and differs from a 32-bit index
+  // left in the low word with the poison's high word kept.
+  CHECK(int64_t(poison) < -(int64_t(1) << 60));
+  Row r(DType::i64);
+  r.add(3, 3, 0);       // exact
+  r.add(4, 3, 1e9);     // off by one: fails whatever the bound
+  r.add_bits(poison, 7, 0);
+  r.add_bits((poison & 0xffffffff00000000ull) | 7u, 7, 0);  // an int32 store into an int64: wrong
+  Tolerance tol;
+  tol.out = DType::i64, tol.poisoned = true, tol.poison = poison, tol.u_eff = 1, tol.scale = 2;
+  const CompareStats s = compare(tol, r.geom(), r.data.data(), r.ref.data(), r.bound.data());
+  CHECK(s.checked == 4);
+  CHECK(s.bad == 3);
+  CHECK(s.unwritten == 1);
+  CHECK(s.bad_class == 0);
+  CHECK(verdict_of(s) == Verdict::unwritten_output);
+  CHECK(ulp_of(DType::i64, 1e6) == 1.0);
+  CHECK(ulp_distance(DType::i64, 3, 10) == 7.0);
+}

@@ -335,3 +335,29 @@ TEST_CASE("round_compute rounds once into each compute type's grid and range", "
   CHECK(round_compute(Compute::f16, std::ldexp(1.0, -24)) == std::ldexp(1.0, -24));
   CHECK(std::isinf(round_compute(Compute::bf16, 3.4028234663852886e38)));
 }
+
+TEST_CASE("integer dtypes: names, sizes, exact round trips, saturation", "[dtype]") {
+  CHECK(parse_dtype("i64") == DType::i64);
+  CHECK(parse_dtype("i32") == DType::i32);
+  CHECK(name(DType::i64) == "i64");
+  CHECK(dtype_bytes(DType::i64) == 8);
+  CHECK(dtype_bytes(DType::i32) == 4);
+  CHECK(is_integer(DType::i64));
+  CHECK_FALSE(is_integer(DType::f64));
+  for (double v : {0.0, 1.0, -1.0, 4097.0, -70001.0, 9007199254740992.0}) {
+    CHECK(decode(DType::i64, encode(DType::i64, v)) == v);
+    if (std::fabs(v) < 2147483648.0) CHECK(decode(DType::i32, encode(DType::i32, v)) == v);
+  }
+  CHECK(encode(DType::i64, -1.0) == 0xffffffffffffffffull);    // two's complement
+  CHECK(encode(DType::i32, -1.0) == 0xffffffffull);            // low bytes only
+  CHECK(round_to(DType::i64, 2.5) == 2.0);                     // ties to even
+  CHECK(round_to(DType::i64, 3.5) == 4.0);
+  CHECK(round_to(DType::i64, NAN) == 0.0);                     // no NaN in integers
+  CHECK(round_to(DType::i32, 1e300) == 2147483647.0);          // saturated
+  CHECK(round_to(DType::i32, -INFINITY) == -2147483648.0);
+  CHECK(int64_t(encode(DType::i64, 1e300)) == INT64_MAX);
+  // Stored and loaded through the generic byte helpers.
+  unsigned char buf[8];
+  store_bits(DType::i64, buf, encode(DType::i64, -5.0));
+  CHECK(decode(DType::i64, load_bits(DType::i64, buf)) == -5.0);
+}

@@ -66,7 +66,7 @@ std::string spec_text(const fs::path& spec_path, const fs::path& case_dir) {
 }
 
 DType read_dtype(const Fields& f, const Field& at) {
-  return *parse_dtype(f.choice(at, {"f64", "f32", "f16", "bf16"}));
+  return *parse_dtype(f.choice(at, {"f64", "f32", "f16", "bf16", "i64", "i32"}));
 }
 
 // keep: {A: {lo: 0.25, hi: 0.5}, B: [[0, 1], [2, 3]]}: per input tensor,

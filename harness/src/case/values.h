@@ -102,7 +102,29 @@ struct RecipeParams {
   // f32 loses every digit of the variance there.
   double center = 1e4;
   double spread = 0.017320508075688773;
+  // One value planted at chosen positions (row-wise ops: a single NaN or Inf
+  // at a row's start, middle or end, where IEEE fmax and NaN propagation part;
+  // an extreme at both ends, for ties): each row of the matrix view, with
+  // probability plant_fill, takes plant_value at its first, middle or last
+  // column, or at both the first and the last, in turn by (row + seed) % 4.
+  // plant_cols: the row length (0: nothing planted).
+  double plant_fill = 0.0;
+  double plant_value = 0.0;
+  int64_t plant_cols = 0;
 };
+
+// Whether element (row, col) holds RecipeParams::plant_value.
+ASSAY_HD bool planted(const RecipeParams& p, uint64_t seed, uint32_t tensor, uint64_t row, uint64_t col) {
+  if (!(p.plant_fill > 0.0) || p.plant_cols <= 0) return false;
+  if (unit_double(hash3(seed ^ 0x706c616e74ull, tensor, row)) >= p.plant_fill) return false;
+  const uint64_t last = uint64_t(p.plant_cols - 1);
+  switch ((row + seed) % 4) {
+    case 0: return col == 0;
+    case 1: return col == last / 2;
+    case 2: return col == last;
+    default: return col == 0 || col == last;
+  }
+}
 
 // Raw (unrounded) value of element (row, col) of tensor `tensor`, the patch aside.
 ASSAY_HD double drawn_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
@@ -110,6 +132,7 @@ ASSAY_HD double drawn_value(const RecipeParams& p, DType t, uint64_t seed, uint3
   if (!keeps(p.keep, tensor, row, col)) return 0.0;
   if (p.row_fill > 0.0 && unit_double(hash3(seed ^ 0x726f7766696c6cull, tensor, row)) < p.row_fill)
     return p.row_value;
+  if (planted(p, seed, tensor, row, col)) return p.plant_value;
   uint64_t idx = (row << 32) ^ col;  // rows and cols stay below 2^32 (generator bound)
   uint64_t h = hash3(seed, tensor, idx);
   double u = unit_double(h);

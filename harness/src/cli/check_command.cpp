@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "cli/commands.h"
 #include "core/deadline.h"
+#include "core/stop.h"
 #include "core/error.h"
 #include "core/host_memory.h"
 #include "exec/oom_retry.h"
@@ -66,6 +67,10 @@ int exit_code(const std::vector<KernelReport>& reports, bool expect_mode) {
 }
 
 int run_check(CheckArgs a) {
+  // SIGTERM (a CI runner's time limit) or Ctrl-C: the kernel in flight stops
+  // as at its budget's end, the rest are listed as not run, and the reports
+  // are written before exiting 128 + the signal.
+  install_stop_handlers();
   std::optional<ResumeState> resume;
   if (!a.resume.empty()) {
     const std::string dir = a.resume, json = a.json, junit = a.junit;
@@ -124,6 +129,13 @@ int run_check(CheckArgs a) {
     KernelReport failed_setup;
     failed_setup.name = file.stem().string();
     failed_setup.spec_file = file;
+    if (stop_requested()) {  // not run: listed, so that no kernel silently drops out of the reports
+      failed_setup.interrupted = stop_signal_name();
+      reporters.kernel_started(failed_setup);
+      reporters.kernel_done(failed_setup);
+      reports.push_back(failed_setup);
+      continue;
+    }
     try {
       Spec spec = load_spec(file);
       if (only && spec.backend != *only) continue;
@@ -146,7 +158,9 @@ int run_check(CheckArgs a) {
                          : fmt::format("host backend buffers {} a case", gib(double(backend->memory_budget()))),
                      opt.budget_seconds, deadline_slack(opt.budget_seconds));
       }
-      reports.push_back(run_gate(spec, *backend, opt, reporters));
+      KernelReport k = run_gate(spec, *backend, opt, reporters);
+      if (stop_requested()) k.interrupted = stop_signal_name();
+      reports.push_back(std::move(k));
       continue;
     } catch (const InputError& e) {
       failed_setup.setup_error = e.what(), failed_setup.setup_exit = exit_bad_input;
@@ -158,6 +172,11 @@ int run_check(CheckArgs a) {
     reports.push_back(failed_setup);
   }
   reporters.run_done(reports);
+  if (stop_requested()) {
+    fmt::print(stderr, "assay check: stopped by {}: the reports hold the {} kernel(s) listed, finished or not\n",
+               stop_signal_name(), reports.size());
+    return 128 + stop_signal();
+  }
   return exit_code(reports, a.expect);
 }
 

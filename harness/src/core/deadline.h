@@ -1,11 +1,14 @@
 // A time after which a run must stop: a campaign's --time, a gate's --budget.
 // The worker runner clips each call's wait to it and the comparison checks it
 // between blocks of rows, so a case still running then is stopped (its
-// worker killed) instead of overrunning the promise by one case.
+// worker killed) instead of overrunning the promise by one case. A stop
+// request (core/stop.h: SIGTERM, SIGINT) makes every deadline pass at once.
 #pragma once
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+
+#include "core/stop.h"
 
 namespace assay {
 
@@ -17,9 +20,10 @@ struct Deadline {
     return {Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))};
   }
   bool set() const { return at != Clock::time_point::max(); }
-  bool passed() const { return set() && Clock::now() >= at; }
+  bool passed() const { return stop_requested() || (set() && Clock::now() >= at); }
   // Seconds left (0 once passed; a very large number when none is set).
   double left() const {
+    if (stop_requested()) return 0.0;
     if (!set()) return 1e18;
     return std::max(0.0, std::chrono::duration<double>(at - Clock::now()).count());
   }

@@ -12,7 +12,9 @@
 
 namespace assay {
 
-enum class DType : uint8_t { f64, f32, f16, bf16 };
+// i64 and i32 are two's-complement integers (indices: arg-reductions,
+// routing); they never hold NaN or Inf, and compare exactly.
+enum class DType : uint8_t { f64, f32, f16, bf16, i64, i32 };
 // tf32 exists only as a compute precision, never as a storage type.
 enum class Compute : uint8_t { f64, f32, tf32, f16, bf16 };
 
@@ -21,12 +23,15 @@ std::string_view name(Compute c);
 std::optional<DType> parse_dtype(std::string_view s);
 std::optional<Compute> parse_compute(std::string_view s);
 
+ASSAY_HD bool is_integer(DType t) { return t == DType::i64 || t == DType::i32; }
 ASSAY_HD int dtype_bytes(DType t) {
-  return t == DType::f64 ? 8 : t == DType::f32 ? 4 : 2;
+  return t == DType::f64 || t == DType::i64 ? 8 : t == DType::f32 || t == DType::i32 ? 4 : 2;
 }
-// Significand bits including the implicit one (p in u = 2^-p).
+// Significand bits including the implicit one (p in u = 2^-p). Integers:
+// the bits a double holds of them exactly (value bits, at most 53).
 ASSAY_HD int mantissa_bits(DType t) {
-  return t == DType::f64 ? 53 : t == DType::f32 ? 24 : t == DType::f16 ? 11 : 8;
+  return t == DType::f64 || t == DType::i64 ? 53 : t == DType::f32 ? 24 : t == DType::i32 ? 31
+       : t == DType::f16 ? 11 : 8;
 }
 ASSAY_HD int mantissa_bits(Compute c) {
   switch (c) {
@@ -38,13 +43,16 @@ ASSAY_HD int mantissa_bits(Compute c) {
   }
 }
 // Smallest normal exponent (x >= 2^emin is normal).
+// (Integers: 0, so the spacing of ulp-style formulas is 1 at small values.)
 ASSAY_HD int min_normal_exp(DType t) {
-  return t == DType::f64 ? -1022 : t == DType::f16 ? -14 : -126;
+  return is_integer(t) ? 0 : t == DType::f64 ? -1022 : t == DType::f16 ? -14 : -126;
 }
 ASSAY_HD double max_finite(DType t) {
   return t == DType::f64 ? 1.7976931348623157e308
        : t == DType::f32 ? 3.4028234663852886e38
-       : t == DType::f16 ? 65504.0 : 3.3895313892515355e38;
+       : t == DType::f16 ? 65504.0
+       : t == DType::i64 ? 9223372036854775807.0
+       : t == DType::i32 ? 2147483647.0 : 3.3895313892515355e38;
 }
 
 ASSAY_HD uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -95,10 +103,24 @@ ASSAY_HD double f64_from_f16(uint16_t h) {
   return sign ? -v : v;
 }
 
+// double -> a two's-complement integer of `bits` bits: rounded to nearest
+// (ties to even), saturated at the type's range; NaN becomes 0.
+ASSAY_HD uint64_t int_from_f64(double d, int bits) {
+  const double hi = bits == 64 ? 9223372036854775808.0 : 2147483648.0;  // 2^(bits-1)
+  int64_t v;
+  if (d != d) v = 0;
+  else if (d >= hi) v = bits == 64 ? INT64_MAX : INT32_MAX;
+  else if (d < -hi) v = bits == 64 ? INT64_MIN : INT32_MIN;
+  else v = int64_t(rint(d));
+  return bits == 64 ? uint64_t(v) : uint64_t(uint32_t(int32_t(v)));
+}
+
 // Round a double to the storage type and return the stored bits (low bytes).
 ASSAY_HD uint64_t encode(DType t, double d) {
   switch (t) {
     case DType::f64: return f64_bits(d);
+    case DType::i64: return int_from_f64(d, 64);
+    case DType::i32: return int_from_f64(d, 32);
     case DType::f32: return f32_bits(float(d));
     case DType::f16: return f16_from_f64(d);
     default: {
@@ -120,6 +142,8 @@ ASSAY_HD double decode(DType t, uint64_t bits) {
     case DType::f64: return f64_from_bits(bits);
     case DType::f32: return double(f32_from_bits(uint32_t(bits)));
     case DType::f16: return f64_from_f16(uint16_t(bits));
+    case DType::i64: return double(int64_t(bits));  // exact below 2^53 (indices)
+    case DType::i32: return double(int32_t(uint32_t(bits)));
     default: return double(f32_from_bf16(uint16_t(bits)));
   }
 }

@@ -17,7 +17,8 @@ namespace assay {
 
 // The DLPack dtype of t.
 inline DLDataType dl_dtype(DType t) {
-  return DLDataType{uint8_t(t == DType::bf16 ? kDLBfloat : kDLFloat), uint8_t(dtype_bytes(t) * 8), 1};
+  const uint8_t code = is_integer(t) ? kDLInt : t == DType::bf16 ? kDLBfloat : kDLFloat;
+  return DLDataType{code, uint8_t(dtype_bytes(t) * 8), 1};
 }
 
 struct CallFrame {

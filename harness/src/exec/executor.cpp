@@ -55,7 +55,7 @@ class CaseRun {
         if (b.data) be_.release(b);
   }
   // 1 fresh, 2 fresh inputs, 3 a sparse change of call 2's, 4 call 3 again.
-  int calls() const { return opt_.deterministic ? 4 : 3; }
+  int calls() const { return opt_.first_call_inputs_of > 1 ? 1 : opt_.deterministic ? 4 : 3; }
   double timeout() const { return opt_.timeout_s > 0 ? opt_.timeout_s : op_.default_timeout(c_, be_.kind()); }
 
   // One call at a time: sets up the next call (its inputs drawn, snapshots
@@ -118,10 +118,12 @@ class CaseRun {
  private:
   bool is_input(size_t i) const { return c_.tensors[i].role == Role::input; }
   // Calls 2 to 4 draw from one seed; call 3 changes a few of those values.
-  uint64_t seed_of(int call) const { return call == 1 ? c_.seed : mix64(c_.seed ^ 0x5eed0002ull); }
+  // (A confirmation run's call 1 draws as call first_call_inputs_of does.)
+  int inputs_of(int call) const { return call == 1 ? opt_.first_call_inputs_of : call; }
+  uint64_t seed_of(int call) const { return inputs_of(call) == 1 ? c_.seed : mix64(c_.seed ^ 0x5eed0002ull); }
   RecipeParams params(int call, size_t i) const {
     RecipeParams p = op_.recipe_params(c_, int(i));
-    if (call >= 3 && int(i) == change_.tensor) p.patch = change_.patch;
+    if (inputs_of(call) >= 3 && int(i) == change_.tensor) p.patch = change_.patch;
     return p;
   }
   void make_frame() {
@@ -339,11 +341,50 @@ class CaseRun {
 
 bool plannable(const Op& op, const Case& c) { return op.plannable(c); }
 
-CaseOutcome run_case(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
-  auto start = std::chrono::steady_clock::now();
+namespace {
+
+CaseOutcome run_calls(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
   CaseRun run(op, backend, c, opt, false);
   while (run.next_call()) run.judge(runner.run(run.call(), run.timeout()));
-  CaseOutcome out = std::move(run.outcome());
+  return std::move(run.outcome());
+}
+
+bool judged_on_values(Verdict v) {
+  return v == Verdict::mismatch || v == Verdict::nan_mismatch || v == Verdict::unwritten_output;
+}
+
+}  // namespace
+
+void confirm_cached(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt,
+                    CaseOutcome& out) {
+  if (out.verdict != Verdict::cached_result || out.call < 2 || opt.first_call_inputs_of > 1) return;
+  if (!runner.fresh_process()) return;  // in process the label stands: the kernel's state cannot be cleared
+  ExecOptions first = opt;
+  first.first_call_inputs_of = out.call, first.keep_tensors = false;
+  CaseOutcome fresh;
+  try {
+    fresh = run_calls(op, backend, runner, c, first);
+  } catch (const DeadlineReached&) {
+    return;  // no time to confirm: the label stands
+  }
+  if (!judged_on_values(fresh.verdict)) {
+    if (fresh.verdict == Verdict::pass)
+      out.detail += fmt::format("; a fresh worker given call {}'s inputs as its first call answers them correctly",
+                                out.call);
+    return;
+  }
+  // The same wrong answer with no earlier call to have kept: the output
+  // ignores an input that changed, which is a plain wrong value.
+  out.verdict = fresh.verdict;
+  out.detail = fmt::format("{}; the output equalled call {}'s, but a fresh worker given call {}'s inputs as its first "
+                           "call fails too, so it is no cached answer",
+                           fresh.detail, out.call - 1, out.call);
+}
+
+CaseOutcome run_case(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
+  auto start = std::chrono::steady_clock::now();
+  CaseOutcome out = run_calls(op, backend, runner, c, opt);
+  confirm_cached(op, backend, runner, c, opt, out);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
@@ -380,10 +421,12 @@ std::vector<CaseOutcome> run_cases(const Op& op, Backend& backend, Runner& runne
   }
   const double each = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs.size();
   std::vector<CaseOutcome> outcomes;
-  for (auto& r : runs) {
-    outcomes.push_back(std::move(r->outcome()));
+  for (size_t j = 0; j < runs.size(); ++j) {
+    outcomes.push_back(std::move(runs[j]->outcome()));
     outcomes.back().seconds = each;
   }
+  runs.clear();  // the planned buffers go before a confirmation allocates its own
+  for (size_t j = 0; j < outcomes.size(); ++j) confirm_cached(op, backend, runner, cases[j], opt, outcomes[j]);
   return outcomes;
 }
 

@@ -40,6 +40,9 @@ struct ExecOptions {
   // The run's deadline: the comparison stops at it (DeadlineReached); the
   // runner's calls stop at the runner's own (Runner::set_deadline).
   Deadline deadline{};
+  // Confirmation runs (below, confirm_cached): call 1 draws the inputs that
+  // call N of the case draws, and is the only call made.
+  int first_call_inputs_of = 1;
 };
 
 // Host copies of the tensors of the last call compared with the reference
@@ -68,6 +71,16 @@ bool plannable(const Op& op, const Case& c);
 // take turns on a device (cuda). On the host there are no turns to save, and
 // the copies cost more than call by call (docs/isolation.md, Cost).
 inline bool planning_pays(BackendKind kind) { return kind == BackendKind::cuda; }
+
+// A cached_result verdict says call N answered with call N-1's output. A
+// kernel whose output ignores the input that changed does the same without
+// keeping anything, so where the runner can start the candidate afresh the
+// case's call-N inputs are given to a fresh process as its first call: the
+// same wrong values there make the verdict theirs (mismatch, ...); a correct
+// answer confirms the cache. run_case and run_cases do this; in process the
+// label stands.
+void confirm_cached(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt,
+                    CaseOutcome& out);
 
 // Throws InfraError when the backend cannot hold the case or breaks.
 CaseOutcome run_case(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);

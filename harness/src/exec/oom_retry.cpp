@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "case/rng.h"
+#include "core/stop.h"
 #include "exec/executor.h"
 #include "ops/op.h"
 
@@ -18,7 +19,8 @@ OomRetry::Attempts::Attempts(const OomRetry& r) : r_(r), next_wait_(r.first_wait
 
 void OomRetry::Attempts::failed(const OutOfMemory& e) {
   ++attempts_;
-  const double left = std::chrono::duration<double>(r_.deadline - r_.now()).count();
+  // A stop request (core/stop.h) ends the waiting as the deadline would.
+  const double left = stop_requested() ? 0.0 : std::chrono::duration<double>(r_.deadline - r_.now()).count();
   if (left <= 0) {
     std::string figures = r_.figures ? r_.figures() : std::string{};
     throw OutOfMemory(fmt::format("{}; still out of device memory after {} attempt{} over {:.1f} s of waiting{}{}",

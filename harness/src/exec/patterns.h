@@ -7,6 +7,9 @@
 //    data goes visibly wrong too.
 //  - poison: fills outputs that hold no C0; a NaN with a recognisable
 //    payload, so unwritten elements are told apart from computed NaNs.
+//    Integers have no NaN: 0xa5.. repeated, a large negative value that no
+//    index or count takes, and whose halves differ from the values a kernel
+//    writing 32 bits into a 64-bit output leaves (the high word stays 0xa5a5a5a5).
 #pragma once
 #include <cstdint>
 
@@ -21,6 +24,8 @@ inline uint64_t poison_bits(DType t) {
     case DType::f64: return 0x7ff5a5a5a5a5a5a5ull;
     case DType::f32: return 0x7fa5a5a5u;
     case DType::f16: return 0x7d5au;
+    case DType::i64: return 0xa5a5a5a5a5a5a5a5ull;
+    case DType::i32: return 0xa5a5a5a5u;
     default: return 0x7fa5u;  // bf16
   }
 }

@@ -60,6 +60,10 @@ class Runner {
   // From another thread, for a run that ends at once (a campaign's
   // watchdog): kills the candidate's process, if it has one of its own.
   virtual void kill_now() {}
+  // Ends the candidate's process, so that the next call meets a fresh one
+  // with no state from earlier calls; false where the candidate has no
+  // process of its own (in process: its statics cannot be cleared).
+  virtual bool fresh_process() { return false; }
 };
 
 class InProcessRunner final : public Runner {

@@ -50,6 +50,10 @@ class WorkerRunner final : public Runner {
   void kill_now() override {
     if (const pid_t p = pid_; p > 0) kill(-p, SIGKILL);
   }
+  bool fresh_process() override {
+    stop();  // the next call starts a new worker
+    return true;
+  }
   // Starts the worker now; "" or why the kernel cannot be loaded there.
   std::string warm_up() { return pid_ >= 0 ? std::string{} : start(); }
   // Whether the last start failed on the device (not the kernel's fault),

@@ -10,6 +10,7 @@ constexpr size_t kKeepBad = 8;
 
 // Monotonic integer image of a value of t: adjacent values differ by one.
 int64_t ordered(DType t, double x) {
+  if (is_integer(t)) return int64_t(decode(t, encode(t, x)));  // integers: the value itself
   uint64_t bits = encode(t, x);
   int width = dtype_bytes(t) * 8;
   uint64_t sign = uint64_t(1) << (width - 1);
@@ -32,6 +33,7 @@ bool class_of_one(std::span<const double* const> refs, int64_t i, double got) {
 }  // namespace
 
 double ulp_of(DType t, double x) {
+  if (is_integer(t)) return 1.0;
   int e = 0;
   std::frexp(std::fabs(x), &e);  // |x| in [2^(e-1), 2^e); e = 0 for x = 0
   int emin = min_normal_exp(t);
@@ -62,6 +64,10 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
       if (tol.poisoned && bits == tol.poison) {
         ++s.unwritten;
         ok = false;
+      } else if (is_integer(g.dtype)) {
+        // Integers (indices, counts) are exact: no ulps, no NaN classes.
+        ++s.exact_checked;
+        ok = got == expected;
       } else if (std::isnan(exact_ref) || std::isinf(exact_ref)) {
         ok = same_class(got, exact_ref) || (tol.inf_may_be_nan && std::isnan(got)) || class_of_one(class_refs, i, got);
         class_error = !ok;

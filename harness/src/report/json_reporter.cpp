@@ -7,6 +7,7 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "core/host_memory.h"
+#include "core/stop.h"
 #include "report/reporter.h"
 
 namespace assay {
@@ -60,12 +61,18 @@ class JsonReporter final : public Reporter {
                          {"infrastructure_errors", infrastructure}, {"memory_waits", k.memory_waits},
                          {"memory_wait_seconds", k.memory_wait_seconds},
                          {"sanitizer", sanitizer}, {"sanitizer_note", k.sanitizer_note},
-                         {"unfinished_case", unfinished_json(k)},
+                         {"unfinished_case", unfinished_json(k)}, {"interrupted", k.interrupted},
                          {"host_memory", {{"limit_bytes", k.host_memory_limit}, {"baseline_bytes", k.host_memory_baseline}}},
                          {"memory_per_case_bytes", k.memory_per_case}});
     }
     std::ofstream out(file_);
-    out << json{{"tool", "assay"}, {"build", build_json()}, {"kernels", kernels}, {"peak_rss_bytes", peak_resident_bytes()}}.dump(2) << "\n";
+    out << json{{"tool", "assay"},
+                {"build", build_json()},
+                {"interrupted", stop_signal_name()},
+                {"kernels", kernels},
+                {"peak_rss_bytes", peak_resident_bytes()}}
+               .dump(2)
+        << "\n";
     if (!out) throw InfraError("cannot write " + file_.string());
   }
 

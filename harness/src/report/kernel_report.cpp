@@ -4,6 +4,7 @@ namespace assay {
 
 std::string KernelReport::verdict() const {
   if (!setup_error.empty()) return setup_exit == 3 ? "infrastructure_error" : "setup_error";
+  if (failures.empty() && !interrupted.empty()) return "interrupted";
   if (failures.empty() && sanitizer_errors() > 0) return "sanitizer_error";
   if (failures.empty() && !infrastructure.empty()) return "infrastructure_error";
   if (failures.empty()) return cases_run > 0 ? "pass" : "no_cases";

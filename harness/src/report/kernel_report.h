@@ -58,6 +58,10 @@ struct KernelReport {
   int64_t memory_waits = 0;
   double memory_wait_seconds = 0;
   std::optional<UnfinishedCase> unfinished;  // stopped at the budget's end
+  // "SIGTERM" etc. when a stop request (core/stop.h) cut the kernel's run
+  // short or came before it ran: its verdict is then "interrupted" unless a
+  // case had already failed.
+  std::string interrupted;
   double seconds = 0;
   // The caps its cases were drawn within (bytes): the harness's host memory
   // (--host-memory-limit) less what set-up took, and the backend's per case.
@@ -70,7 +74,8 @@ struct KernelReport {
   std::vector<SanitizerCheck> sanitizer;
   int sanitizer_errors() const;  // errors found over all replays
 
-  // The first failing case decides the kernel's verdict; without one, any
+  // The first failing case decides the kernel's verdict; without one, an
+  // interrupted run is "interrupted"; then any
   // sanitizer error makes it "sanitizer_error", then a case the machine
   // could not run "infrastructure_error" (as a set-up the machine failed).
   std::string verdict() const;

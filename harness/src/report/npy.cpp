@@ -46,7 +46,11 @@ void write_npy(const std::filesystem::path& file, const TensorGeom& g, const std
       if (widen) bits = f32_bits(float(decode(g.dtype, bits)));
       store_bits(widen ? DType::f32 : g.dtype, p, bits);
     }
-  const char* descr = g.dtype == DType::f64 ? "<f8" : g.dtype == DType::f16 ? "<f2" : "<f4";
+  const char* descr = g.dtype == DType::f64   ? "<f8"
+                      : g.dtype == DType::f16 ? "<f2"
+                      : g.dtype == DType::i64 ? "<i8"
+                      : g.dtype == DType::i32 ? "<i4"
+                                              : "<f4";
   write_npy_raw(file, descr, shape_text(g), payload);
 }
 

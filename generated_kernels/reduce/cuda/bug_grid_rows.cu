@@ -1,0 +1,113 @@
+// PLANTED BUG (field-notes 2.4 grid limits): one block per row with the
+// grid capped at 65535 and no grid-stride loop: rows past the 65,535th are
+// never written. Expected verdict: unwritten_output.
+#include <assay/abi.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+constexpr int kMaxDims = 6;
+constexpr int64_t kMaxBlocks = 65535;  // grid.x cap; rows past it: the grid-stride loop
+
+// One N-D DLTensor's strides (elements; NULL: compact row-major), by value into kernels.
+struct View {
+  char* base;
+  int nd;
+  int64_t size[kMaxDims], stride[kMaxDims];
+};
+View view_of(const DLTensor& t) {
+  View v;
+  v.base = static_cast<char*>(t.data) + t.byte_offset, v.nd = t.ndim;
+  int64_t compact = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    v.size[d] = t.shape[d], v.stride[d] = t.strides ? t.strides[d] : compact;
+    compact *= t.shape[d];
+  }
+  return v;
+}
+// Element offset of index r over the first `dims` dimensions (row-major decomposition).
+__device__ int64_t offset_of(const View& v, int64_t r, int dims) {
+  int64_t off = 0;
+  for (int d = dims - 1; d >= 0; --d) {
+    off += (r % v.size[d]) * v.stride[d];
+    r /= v.size[d];
+  }
+  return off;
+}
+
+// x [..., n] and y [...]: row r of x is element r of y.
+struct Rows {
+  View x, y;
+  int64_t n, step, count;
+};
+Rows rows_of(const DLTensor& xt, const DLTensor& yt) {
+  Rows R;
+  R.x = view_of(xt), R.y = view_of(yt);
+  R.n = xt.shape[xt.ndim - 1], R.step = R.x.stride[xt.ndim - 1], R.count = 1;
+  for (int d = 0; d + 1 < xt.ndim; ++d) R.count *= xt.shape[d];
+  return R;
+}
+template <class T> __device__ const T* row_of(const Rows& R, int64_t r) {
+  return reinterpret_cast<const T*>(R.x.base) + offset_of(R.x, r, R.x.nd - 1);
+}
+template <class T> __device__ T* out_of(const Rows& R, int64_t r) {
+  return reinterpret_cast<T*>(R.y.base) + offset_of(R.y, r, R.y.nd);
+}
+
+bool is(const DLTensor& t, DLDataType d) {
+  return t.dtype.code == d.code && t.dtype.bits == d.bits && t.dtype.lanes == 1;
+}
+// True when the call is a reduce of x (type `in`, 1..6 dims) into y (type
+// `out`, x's leading dimensions).
+bool reduce_of(const assay_call* call, DLDataType in, DLDataType out) {
+  if (!call->op || std::strcmp(call->op, "reduce") != 0) return false;
+  if (call->num_inputs != 1 || call->num_outputs != 1 || call->num_scalars != 0) return false;
+  const DLTensor &x = call->inputs[0], &y = call->outputs[0];
+  if (!is(x, in) || !is(y, out) || x.ndim < 1 || x.ndim > kMaxDims || y.ndim != x.ndim - 1) return false;
+  return std::equal(y.shape, y.shape + y.ndim, x.shape);
+}
+unsigned grid_for(int64_t rows) { return unsigned(std::min<int64_t>(std::max<int64_t>(rows, 1), kMaxBlocks)); }
+
+constexpr DLDataType kF32{kDLFloat, 32, 1};
+constexpr DLDataType kI64{kDLInt, 64, 1};
+
+constexpr int kThreads = 256;
+
+// Block-wide f32 sum: warp shuffles, then the warps' partials through shared memory.
+__device__ float block_sum(float v, float* scratch) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < kThreads / 32 ? scratch[lane] : 0.0f;
+  if (warp == 0)
+    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  __syncthreads();  // scratch is reused by the next row
+  return v;
+}
+
+__global__ void sum_rows(Rows R) {
+  __shared__ float scratch[32];
+  const int64_t r = blockIdx.x;  // BUG: no loop over rows past gridDim.x
+  if (r >= R.count) return;
+  const float* x = row_of<float>(R, r);
+  float s = 0.0f;
+  for (int64_t i = threadIdx.x; i < R.n; i += kThreads) s += x[i * R.step];
+  s = block_sum(s, scratch);
+  if (threadIdx.x == 0) *out_of<float>(R, r) = s;
+}
+
+}  // namespace
+
+extern "C" int assay_run(const assay_call* call) {
+  if (!reduce_of(call, kF32, kF32)) return ASSAY_UNSUPPORTED;
+  const Rows R = rows_of(call->inputs[0], call->outputs[0]);
+  if (R.count == 0) return ASSAY_OK;
+  const auto stream = static_cast<cudaStream_t>(call->stream);
+  sum_rows<<<grid_for(R.count), 256, 0, stream>>>(R);
+  return cudaGetLastError() == cudaSuccess ? ASSAY_OK : 2;
+}

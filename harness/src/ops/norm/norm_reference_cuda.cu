@@ -1,0 +1,109 @@
+// Device reference: one 256-thread block per row (a grid-stride loop over
+// rows, so any number of them), the inputs read in device memory through
+// their geometries, results brought back to host arrays.
+#include <cuda_runtime.h>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "ops/norm/norm_reference_cuda.h"
+
+namespace assay::norm {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 65535;
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw InfraError(fmt::format("norm reference {}: {}", what, cudaGetErrorString(err)));
+  }
+}
+
+struct DeviceArray {  // scratch for one call, from the stream's memory pool
+  double* p = nullptr;
+  cudaStream_t s;
+  DeviceArray(size_t n, cudaStream_t stream) : s(stream) {
+    cudaError_t err = cudaMallocAsync(&p, (n ? n : 1) * sizeof(double), s);
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw OutOfMemory(fmt::format("norm reference scratch of {} doubles: out of device memory", n));
+    }
+    check(err, "cudaMallocAsync");
+  }
+  ~DeviceArray() { cudaFreeAsync(p, s); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+// A block-wide merge of T; every thread gets the result.
+template <class T>
+__device__ T block_reduce(T v, T* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (int step = kThreads / 2; step > 0; step /= 2) {
+    if (int(threadIdx.x) < step) merge(shared[threadIdx.x], shared[threadIdx.x + step]);
+    __syncthreads();
+  }
+  T out = shared[0];
+  __syncthreads();
+  return out;
+}
+
+__device__ double load(const std::byte* p, const TensorGeom& g, int64_t r, int64_t c) {
+  return decode(g.dtype, load_bits(g.dtype, p + g.index(r, c) * dtype_bytes(g.dtype)));
+}
+
+__global__ void reference_kernel(Inputs in, ErrorModel e, int64_t row0, int64_t rows, double* y_ref, double* y_bound,
+                                 double* stat) {
+  __shared__ RowPass1 part1[kThreads];
+  __shared__ RowPass2 part2[kThreads];
+  const int64_t n = in.gx.cols();
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t row = row0 + r;
+    RowPass1 p1;
+    for (int64_t c = threadIdx.x; c < n; c += kThreads) add(p1, load(in.x, in.gx, row, c));
+    p1 = block_reduce(p1, part1);
+    RowPass2 p2;
+    if (!e.rms && p1.count > 0 && finite_row(p1)) {
+      const double mean = row_mean(p1);
+      for (int64_t c = threadIdx.x; c < n; c += kThreads) add(p2, load(in.x, in.gx, row, c), mean);
+    }
+    p2 = block_reduce(p2, part2);
+    const RowStats st = finish(e, p1, p2);
+    if (threadIdx.x == 0) {
+      stat[0 * rows + r] = st.mean, stat[1 * rows + r] = st.mean_bound;
+      stat[2 * rows + r] = st.rstd, stat[3 * rows + r] = st.rstd_bound;
+    }
+    for (int64_t c = threadIdx.x; c < n; c += kThreads) {
+      const double w = load(in.w, in.gw, 0, c), b = in.b ? load(in.b, in.gb, 0, c) : 0.0;
+      element(e, st, load(in.x, in.gx, row, c), w, b, y_ref + r * n + c, y_bound + r * n + c);
+    }
+  }
+}
+
+}  // namespace
+
+void reference_cuda(void* stream_ptr, const Inputs& in, const ErrorModel& e, int64_t row0, int64_t rows,
+                    const BlockOut& out) {
+  auto stream = cudaStream_t(stream_ptr);
+  if (rows == 0) return;
+  const int64_t count = rows * in.gx.cols();
+  DeviceArray d_ref(size_t(count), stream), d_bound(size_t(count), stream), d_stat(size_t(4 * rows), stream);
+  const unsigned blocks = unsigned(rows < kMaxBlocks ? rows : kMaxBlocks);
+  reference_kernel<<<blocks, kThreads, 0, stream>>>(in, e, row0, rows, d_ref.p, d_bound.p, d_stat.p);
+  check(cudaGetLastError(), "launch");
+  const size_t bytes = size_t(count) * sizeof(double);
+  if (count > 0) {
+    check(cudaMemcpyAsync(out.y_ref, d_ref.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+    check(cudaMemcpyAsync(out.y_bound, d_bound.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
+  }
+  for (int i = 0; i < 4; ++i)
+    check(cudaMemcpyAsync(out.stat[i], d_stat.p + size_t(i) * size_t(rows), size_t(rows) * sizeof(double),
+                          cudaMemcpyDeviceToHost, stream),
+          "download");
+  check(cudaStreamSynchronize(stream), "sync");
+}
+
+}  // namespace assay::norm
