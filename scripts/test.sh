@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/build.sh
 # CTest does not print a skipped test's output: say here why GPU tests skip.
 build/tests/assay_gpu_tests --list-test-names-only 2>&1 | grep '^SKIPPED' || true
-ctest --test-dir build --output-on-failure "$@"
+ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
