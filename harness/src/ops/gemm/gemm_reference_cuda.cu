@@ -8,36 +8,18 @@
 
 #include <fmt/format.h>
 
+#include "backend/cuda/reference_scratch.h"
 #include "core/error.h"
 
 namespace assay::reference {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    throw InfraError(fmt::format("reference {}: {}", what, cudaGetErrorString(e)));
-  }
-}
+void check(cudaError_t err, const char* what) { cuda_reference::check(err, "reference", what); }
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) throw InfraError(fmt::format("reference {}: cuBLAS status {}", what, int(s)));
 }
 
-struct DeviceArray {  // scratch for one reference call, from the stream's memory pool
-  double* p = nullptr;
-  cudaStream_t s;
-  DeviceArray(size_t n, cudaStream_t stream) : s(stream) {
-    cudaError_t e = cudaMallocAsync(&p, (n ? n : 1) * sizeof(double), s);
-    if (e == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      throw OutOfMemory(fmt::format("reference scratch of {} doubles: out of device memory", n));
-    }
-    check(e, "cudaMallocAsync");
-  }
-  ~DeviceArray() { cudaFreeAsync(p, s); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
+using cuda_reference::DeviceArray;
 
 unsigned blocks_for(int64_t n) {
   int64_t b = (n + 255) / 256;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cuda/reference_scratch.h"
 #include "core/error.h"
 
 namespace assay::reduce {
@@ -14,28 +15,9 @@ namespace {
 constexpr int kThreads = 128;
 constexpr unsigned kMaxBlocks = 65535;  // rows past it: the grid-stride loop
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    throw InfraError(fmt::format("reduce reference {}: {}", what, cudaGetErrorString(err)));
-  }
-}
+void check(cudaError_t err, const char* what) { cuda_reference::check(err, "reduce reference", what); }
 
-struct DeviceArray {  // scratch for one call, from the stream's memory pool
-  double* p = nullptr;
-  cudaStream_t s;
-  DeviceArray(size_t n, cudaStream_t stream) : s(stream) {
-    cudaError_t err = cudaMallocAsync(&p, (n ? n : 1) * sizeof(double), s);
-    if (err == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      throw OutOfMemory(fmt::format("reduce reference scratch of {} doubles: out of device memory", n));
-    }
-    check(err, "cudaMallocAsync");
-  }
-  ~DeviceArray() { cudaFreeAsync(p, s); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
+using cuda_reference::DeviceArray;
 
 // One block per row: each thread adds a strided share of the row, then a
 // shared-memory tree merges the partial states (merge keeps the lowest

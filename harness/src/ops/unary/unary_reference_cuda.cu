@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cuda/reference_scratch.h"
 #include "core/error.h"
 #include "ops/unary/unary_reference_cuda.h"
 
@@ -14,28 +15,9 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 65535;
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    throw InfraError(fmt::format("unary reference {}: {}", what, cudaGetErrorString(err)));
-  }
-}
+void check(cudaError_t err, const char* what) { cuda_reference::check(err, "unary reference", what); }
 
-struct DeviceArray {  // scratch for one block, from the stream's memory pool
-  double* p = nullptr;
-  cudaStream_t s;
-  DeviceArray(size_t n, cudaStream_t stream) : s(stream) {
-    cudaError_t err = cudaMallocAsync(&p, (n ? n : 1) * sizeof(double), s);
-    if (err == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      throw OutOfMemory(fmt::format("unary reference scratch of {} doubles: out of device memory", n));
-    }
-    check(err, "cudaMallocAsync");
-  }
-  ~DeviceArray() { cudaFreeAsync(p, s); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
+using cuda_reference::DeviceArray;
 
 __global__ void reference_kernel(const std::byte* x, TensorGeom g, ErrorModel e, int64_t count, double* ref,
                                  double* bound) {
