@@ -116,4 +116,20 @@ bool within_limits(const Backend& backend, const Op& op, const Case& c) {
   return op.work(c) <= lim.max_work && op.case_bytes(c) <= lim.max_bytes;
 }
 
+std::pair<double, double> torch_tolerances(DType t) {
+  switch (t) {
+    case DType::f16: return {1e-3, 1e-5};
+    case DType::bf16: return {1.6e-2, 1e-5};
+    case DType::f32: return {1.3e-6, 1e-5};
+    case DType::f64: return {1e-7, 1e-7};
+    default: return {0.0, 0.0};
+  }
+}
+
+bool torch_close(double a, double b, double rtol, double atol) {
+  if (std::isnan(a) || std::isnan(b)) return false;
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return std::fabs(a - b) <= atol + rtol * std::fabs(b);
+}
+
 }  // namespace assay::baseline

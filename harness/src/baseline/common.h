@@ -57,6 +57,15 @@ void upload(Backend& backend, Buffer b, const std::byte* host);
 
 // Host-side draws from the counter RNG, row-major: uniform [0,1) (torch.rand)
 // and standard normal (torch.randn, Box-Muller).
+// The published rules' comparisons, shared by every op's baselines:
+// torch.testing.assert_close's default (rtol, atol) per dtype
+// (torch.testing._comparison._DTYPE_PRECISIONS; integers compare exactly)...
+std::pair<double, double> torch_tolerances(DType t);
+// ...and torch.isclose(a, b, rtol, atol), which allclose and assert_close
+// apply element by element: |a - b| <= atol + rtol * |b|; NaN is never close
+// (equal_nan=False, the default); infinities are close only to themselves.
+bool torch_close(double a, double b, double rtol, double atol);
+
 std::vector<double> draw_uniform(uint64_t seed, uint32_t stream, int64_t count);
 std::vector<double> draw_normal(uint64_t seed, uint32_t stream, int64_t count);
 

@@ -23,6 +23,8 @@ using baseline::draw_normal;
 using baseline::draw_uniform;
 using baseline::load;
 using baseline::store;
+using baseline::torch_close;
+using baseline::torch_tolerances;
 namespace {
 
 struct Shape {
@@ -31,23 +33,7 @@ struct Shape {
 constexpr Shape kShapes[] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 64}, {127, 129, 65}, {256, 512, 128}};
 constexpr int64_t kPad = 3;  // extra columns of the wider tensor a padded view is sliced from
 
-// torch.testing._comparison._DTYPE_PRECISIONS: {dtype: (rtol, atol)}.
-std::pair<double, double> tolerances(DType t) {
-  switch (t) {
-    case DType::f16: return {1e-3, 1e-5};
-    case DType::bf16: return {1.6e-2, 1e-5};
-    case DType::f32: return {1.3e-6, 1e-5};
-    default: return {1e-7, 1e-7};
-  }
-}
 
-// assert_close: |actual - expected| <= atol + rtol * |expected|; infinities
-// only equal to themselves; NaN never close (equal_nan=False, the default).
-bool close(double got, double want, std::pair<double, double> tol) {
-  if (std::isnan(got) || std::isnan(want)) return false;
-  if (std::isinf(got) || std::isinf(want)) return got == want;
-  return std::fabs(got - want) <= tol.second + tol.first * std::fabs(want);
-}
 
 // Variant 0: contiguous. 1: A transposed in memory (a.mT.contiguous().mT),
 // B sliced from a wider tensor. 2: A sliced, B transposed.
@@ -64,7 +50,7 @@ BaselineResult run_assert_close(Backend& backend, Runner& runner, const Spec& sp
   BaselineResult res;
   res.checker = "assert_close";
   Stopwatch clock;
-  const auto tol = tolerances(spec_dtypes(spec)[2]);
+  const auto tol = torch_tolerances(spec_dtypes(spec)[2]);
   CachingPool pool(backend);
   for (size_t s = 0; s < std::size(kShapes) && !res.caught; ++s) {
     for (int v = 0; v < 3 && !res.caught; ++v) {
@@ -91,7 +77,7 @@ BaselineResult run_assert_close(Backend& backend, Runner& runner, const Spec& sp
       const std::vector<double> got = load(backend, out);
       const std::vector<double> want = reference(backend, c, a, b, nullptr);
       for (size_t i = 0; i < got.size() && !res.caught; ++i)
-        if (!close(got[i], want[i], tol)) {
+        if (!torch_close(got[i], want[i], tol.first, tol.second)) {
           res.caught = true, res.failed_case = where;
           res.detail = where + ": " +
                        element_detail(c, int64_t(i), got[i], want[i],

@@ -23,6 +23,7 @@ using baseline::draw_normal;
 using baseline::draw_uniform;
 using baseline::load;
 using baseline::store;
+using baseline::torch_close;
 namespace {
 
 constexpr int kTrials = 5;        // num_correct_trials
@@ -31,13 +32,6 @@ constexpr int64_t kSize = 4096;   // level1/1_Square_matrix_multiplication_.py: 
 // get_tolerance_for_precision: fp32 1e-4, fp16/bf16 1e-2 (f64 gets fp32's).
 double tolerance(DType t) { return t == DType::f16 || t == DType::bf16 ? 1e-2 : 1e-4; }
 
-// torch.allclose(input=ref, other=got): |ref - got| <= atol + rtol * |got|;
-// NaN is never close (equal_nan=False); infinities only to themselves.
-bool allclose(double ref, double got, double tol) {
-  if (std::isnan(ref) || std::isnan(got)) return false;
-  if (std::isinf(ref) || std::isinf(got)) return ref == got;
-  return std::fabs(ref - got) <= tol + tol * std::fabs(got);
-}
 
 }  // namespace
 
@@ -81,7 +75,7 @@ BaselineResult run_kernelbench(Backend& backend, Runner& runner, const Spec& spe
     }
     const std::vector<double> got = load(backend, out);
     for (size_t i = 0; i < got.size(); ++i)
-      if (!allclose(ref[i], got[i], tol)) {
+      if (!torch_close(ref[i], got[i], tol, tol)) {
         res.caught = true, res.failed_case = fmt::format("trial {}", trial + 1);
         res.detail = fmt::format("trial {}: {}", trial + 1,
                                  element_detail(c, int64_t(i), got[i], ref[i], fmt::format("allclose {:g}", tol)));

@@ -11,7 +11,7 @@
 //    output). Scaled down on the host to 2^20 elements.
 //  - tutorial: Triton's layer-norm tutorial (05-layer-norm.py,
 //    test_layer_norm): M = 1151, N = 8192, x = -2.3 + 0.5 * randn, weight and
-//    bias torch.rand, eps 1e-5, torch.allclose(y_tri, y_ref, atol=1e-2,
+//    bias torch.rand, eps 1e-5, torch.torch_close(y_tri, y_ref, atol=1e-2,
 //    rtol=0), y only; rmsnorm the same without bias. Host: M halves to fit 2^20.
 //  - assert_close: torch.testing.assert_close on every output with
 //    PyTorch's default rtol/atol per dtype, randn x, weight and bias, five
@@ -39,6 +39,8 @@ using Buf = baseline::Tensor;
 using baseline::bytes_for;
 using baseline::load;
 using baseline::store;
+using baseline::torch_close;
+using baseline::torch_tolerances;
 
 namespace {
 
@@ -109,12 +111,6 @@ std::string first_bad(const Case& c, bool rms, int slot, const std::vector<doubl
   return "";
 }
 
-// torch.allclose(a, b, rtol, atol): |a - b| <= atol + rtol |b|; NaN never close, infinities only to themselves.
-bool allclose(double a, double b, double rtol, double atol) {
-  if (std::isnan(a) || std::isnan(b)) return false;
-  if (std::isinf(a) || std::isinf(b)) return a == b;
-  return std::fabs(a - b) <= atol + rtol * std::fabs(b);
-}
 
 std::vector<double> filled(int64_t count, double v) { return std::vector<double>(size_t(count), v); }
 
@@ -165,7 +161,7 @@ BaselineResult kernelbench(const Op& op, const Settings& s, Backend& backend, Ru
       break;
     }
     const std::string bad = first_bad(c, s.rms, Y, load(backend, t[size_t(y)]), ref[Y],
-                                      [&](double got, double want) { return allclose(want, got, tol, tol); },
+                                      [&](double got, double want) { return torch_close(want, got, tol, tol); },
                                       fmt::format("allclose {:g}", tol));
     if (!bad.empty()) res.caught = true, res.failed_case = where, res.detail = where + ": " + bad;
     release(pool, t);
@@ -204,7 +200,7 @@ BaselineResult tutorial(const Op& op, const Settings& s, Backend& backend, Runne
   } else {
     const auto ref = reference(backend, c, s, t);
     const std::string bad = first_bad(c, s.rms, Y, load(backend, t[size_t(y)]), ref[Y],
-                                      [](double got, double want) { return allclose(got, want, 0.0, 1e-2); },
+                                      [](double got, double want) { return torch_close(got, want, 0.0, 1e-2); },
                                       "allclose atol 1e-2 rtol 0");
     if (!bad.empty()) res.caught = true, res.failed_case = where, res.detail = where + ": " + bad;
   }
@@ -213,15 +209,6 @@ BaselineResult tutorial(const Op& op, const Settings& s, Backend& backend, Runne
   return res;
 }
 
-// torch.testing._comparison._DTYPE_PRECISIONS: {dtype: (rtol, atol)}.
-std::pair<double, double> torch_tolerances(DType t) {
-  switch (t) {
-    case DType::f16: return {1e-3, 1e-5};
-    case DType::bf16: return {1.6e-2, 1e-5};
-    case DType::f32: return {1.3e-6, 1e-5};
-    default: return {1e-7, 1e-7};
-  }
-}
 
 BaselineResult assert_close(const Op& op, const Settings& s, Backend& backend, Runner& runner, const Spec& spec,
                             const BaselineOptions& opt) {
@@ -259,7 +246,7 @@ BaselineResult assert_close(const Op& op, const Settings& s, Backend& backend, R
         const int i = tensor_index(s.rms, slot);
         const auto tol = torch_tolerances(c.tensors[size_t(i)].dtype);
         const std::string bad = first_bad(c, s.rms, slot, load(backend, t[size_t(i)]), ref[size_t(slot)],
-                                          [&](double got, double want) { return allclose(got, want, tol.first, tol.second); },
+                                          [&](double got, double want) { return torch_close(got, want, tol.first, tol.second); },
                                           fmt::format("assert_close rtol {:g} atol {:g}", tol.first, tol.second));
         if (!bad.empty()) {
           res.caught = true, res.failed_case = where, res.detail = where + ": " + bad;

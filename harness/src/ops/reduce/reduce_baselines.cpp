@@ -36,6 +36,8 @@ using baseline::bytes_for;
 using baseline::draw_normal;
 using baseline::load;
 using baseline::store;
+using baseline::torch_close;
+using baseline::torch_tolerances;
 
 namespace {
 
@@ -70,12 +72,6 @@ std::string call(Backend& backend, Runner& runner, const Op& op, const Case& c, 
 
 bool narrow(DType t) { return t == DType::f16 || t == DType::bf16; }
 
-// |a - b| <= atol + rtol |b|, infinities only equal to themselves, NaN never close.
-bool close(double got, double want, double rtol, double atol) {
-  if (std::isnan(got) || std::isnan(want)) return false;
-  if (std::isinf(got) || std::isinf(want)) return got == want;
-  return std::fabs(got - want) <= atol + rtol * std::fabs(want);
-}
 
 BaselineResult kernelbench(const Op& op, const Settings& s, Backend& backend, Runner& runner, const Spec& spec,
                            const BaselineOptions& opt) {
@@ -114,7 +110,7 @@ BaselineResult kernelbench(const Op& op, const Settings& s, Backend& backend, Ru
     }
     const std::vector<double> got = load(backend, y);
     for (size_t i = 0; i < got.size(); ++i)
-      if (!close(ref[i], got[i], tol, tol)) {  // allclose(ref, got): atol + rtol * |got|
+      if (!torch_close(ref[i], got[i], tol, tol)) {  // allclose(ref, got): atol + rtol * |got|
         res.caught = true, res.failed_case = fmt::format("trial {}", trial + 1);
         res.detail = fmt::format("trial {}: {}", trial + 1,
                                  detail(c, int64_t(i), got[i], ref[i], fmt::format("allclose {:g}", tol)));
@@ -168,16 +164,6 @@ BaselineResult tutorial(const Op& op, const Settings& s, Backend& backend, Runne
   return res;
 }
 
-// torch.testing._comparison._DTYPE_PRECISIONS: {dtype: (rtol, atol)}; integers exact.
-std::pair<double, double> torch_tolerances(DType t) {
-  switch (t) {
-    case DType::f16: return {1e-3, 1e-5};
-    case DType::bf16: return {1.6e-2, 1e-5};
-    case DType::f32: return {1.3e-6, 1e-5};
-    case DType::f64: return {1e-7, 1e-7};
-    default: return {0.0, 0.0};
-  }
-}
 
 BaselineResult assert_close(const Op& op, const Settings& s, Backend& backend, Runner& runner, const Spec& spec,
                             const BaselineOptions& opt) {
@@ -211,7 +197,7 @@ BaselineResult assert_close(const Op& op, const Settings& s, Backend& backend, R
       }
       const std::vector<double> got = load(backend, y), want = reference(backend, c, s, x);
       for (size_t i = 0; i < got.size() && !res.caught; ++i)
-        if (!close(got[i], want[i], tol.first, tol.second)) {
+        if (!torch_close(got[i], want[i], tol.first, tol.second)) {
           res.caught = true, res.failed_case = where;
           res.detail = where + ": " +
                        detail(c, int64_t(i), got[i], want[i],

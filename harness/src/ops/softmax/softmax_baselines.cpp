@@ -34,6 +34,8 @@ using Buf = baseline::Tensor;  // (softmax::Tensor names x and y)
 using baseline::bytes_for;
 using baseline::draw_normal;
 using baseline::load;
+using baseline::torch_close;
+using baseline::torch_tolerances;
 using baseline::store;
 
 namespace {
@@ -112,10 +114,7 @@ BaselineResult kernelbench(const Op& op, const Settings& s, Backend& backend, Ru
     }
     const std::vector<double> got = load(backend, y);
     for (size_t i = 0; i < got.size(); ++i) {
-      // torch.allclose(ref, got): |ref - got| <= atol + rtol |got|; NaN never close.
-      const bool ok = !std::isnan(ref[i]) && !std::isnan(got[i]) &&
-                      (std::isinf(ref[i]) || std::isinf(got[i]) ? ref[i] == got[i]
-                                                                : std::fabs(ref[i] - got[i]) <= tol + tol * std::fabs(got[i]));
+      const bool ok = torch_close(ref[i], got[i], tol, tol);  // torch.allclose(ref, got)
       if (!ok) {
         res.caught = true, res.failed_case = fmt::format("trial {}", trial + 1);
         res.detail = fmt::format("trial {}: {}", trial + 1,
@@ -169,15 +168,6 @@ BaselineResult tutorial(const Op& op, const Settings& s, Backend& backend, Runne
   return res;
 }
 
-// torch.testing._comparison._DTYPE_PRECISIONS: {dtype: (rtol, atol)}.
-std::pair<double, double> torch_tolerances(DType t) {
-  switch (t) {
-    case DType::f16: return {1e-3, 1e-5};
-    case DType::bf16: return {1.6e-2, 1e-5};
-    case DType::f32: return {1.3e-6, 1e-5};
-    default: return {1e-7, 1e-7};
-  }
-}
 
 BaselineResult assert_close(const Op& op, const Settings& s, Backend& backend, Runner& runner, const Spec& spec,
                             const BaselineOptions& opt) {
@@ -211,10 +201,7 @@ BaselineResult assert_close(const Op& op, const Settings& s, Backend& backend, R
       }
       const std::vector<double> got = load(backend, y), want = reference(backend, c, s, x);
       for (size_t i = 0; i < got.size() && !res.caught; ++i) {
-        const bool ok = !std::isnan(got[i]) && !std::isnan(want[i]) &&
-                        (std::isinf(got[i]) || std::isinf(want[i])
-                             ? got[i] == want[i]
-                             : std::fabs(got[i] - want[i]) <= tol.second + tol.first * std::fabs(want[i]));
+        const bool ok = torch_close(got[i], want[i], tol.first, tol.second);
         if (!ok) {
           res.caught = true, res.failed_case = where;
           res.detail = where + ": " +

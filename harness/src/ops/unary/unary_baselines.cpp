@@ -33,6 +33,8 @@ using baseline::bytes_for;
 using baseline::draw_normal;
 using baseline::load;
 using baseline::store;
+using baseline::torch_close;
+using baseline::torch_tolerances;
 
 namespace {
 
@@ -181,15 +183,6 @@ BaselineResult tutorial(const Op& op, const Settings& s, Backend& backend, Runne
   return res;
 }
 
-// torch.testing._comparison._DTYPE_PRECISIONS: {dtype: (rtol, atol)}.
-std::pair<double, double> torch_tolerances(DType t) {
-  switch (t) {
-    case DType::f16: return {1e-3, 1e-5};
-    case DType::bf16: return {1.6e-2, 1e-5};
-    case DType::f32: return {1.3e-6, 1e-5};
-    default: return {1e-7, 1e-7};
-  }
-}
 
 BaselineResult assert_close(const Op& op, const Settings& s, Backend& backend, Runner& runner, const Spec& spec,
                             const BaselineOptions& opt) {
