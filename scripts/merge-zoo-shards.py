@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Merges `assay zoo` JSON reports of shards (scripts/gpu-zoo.sh) into one
-Markdown table and JSON. A kernel found in several shards keeps the row of
-the last file given (a rerun after a fix replaces the earlier row).
+Markdown table and JSON. A kernel is its spec file (names repeat across
+families: gemm's and softmax's host_bug_stale); one found in several shards
+keeps the row of the last file given (a rerun after a fix replaces the
+earlier row).
    scripts/merge-zoo-shards.py OUT_STEM NOTE_FILE SHARD.json..."""
 import json, statistics, sys
 
@@ -11,9 +13,16 @@ for f in files:
     d = json.load(open(f))
     builds.add((d.get("build") or {}).get("line") or d.get("commit", "unknown"))  # which assay made the shard
     for k in d["kernels"]:
-        rows[k["name"]] = k
-        sources[k["name"]] = d.get("command", "")
+        key = k.get("spec") or k["name"]
+        rows[key] = k
+        sources[key] = d.get("command", "")
 checkers = ["assay", "kernelbench", "tutorial", "assert_close"]
+
+def family_of(k):
+    if k.get("family"):
+        return k["family"]
+    parts = k.get("spec", "").split("/")
+    return parts[parts.index("generated_kernels") + 1] if "generated_kernels" in parts[:-1] else "gemm"
 
 def cell(k, c):
     x = k["checkers"][c]
@@ -23,11 +32,11 @@ def cell(k, c):
         return f"{'FALSE ALARM' if s == 'false alarm' else 'caught'}{v} {x['seconds']:.2f}s"
     return s
 
-names = sorted(rows, key=lambda n: (rows[n]["expect"] == "pass", n))
-md = ["| kernel | expect | " + " | ".join(checkers) + " |", "|---|---|" + "---|" * len(checkers)]
+names = sorted(rows, key=lambda n: (rows[n]["expect"] == "pass", rows[n]["name"], n))
+md = ["| kernel | family | expect | " + " | ".join(checkers) + " |", "|---|---|---|" + "---|" * len(checkers)]
 for n in names:
     k = rows[n]
-    md.append(f"| {n} | {k['expect']} | " + " | ".join(cell(k, c) for c in checkers) + " |")
+    md.append(f"| {k['name']} | {family_of(k)} | {k['expect']} | " + " | ".join(cell(k, c) for c in checkers) + " |")
 def totals_of(kernels):
     out = []
     for c in checkers:
@@ -55,12 +64,6 @@ for t in totals:
 # Per op family (the spec's op; for shards written before the field, the
 # zoo folder the spec lies in), with the median seconds to the first failure
 # over the bugs caught.
-def family_of(k):
-    if k.get("family"):
-        return k["family"]
-    parts = k.get("spec", "").split("/")
-    return parts[parts.index("generated_kernels") + 1] if "generated_kernels" in parts[:-1] else "gemm"
-
 families = []
 for n in names:
     if family_of(rows[n]) not in families:
