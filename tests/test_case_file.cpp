@@ -483,3 +483,23 @@ TEST_CASE("case: the keep modifier round-trips and is checked", "[case]") {
   for (int i = 0; i <= assay::Keep::kMaxListed; ++i) many += (i ? ", " : "") + std::string("[0, 0]");
   CHECK_THAT(error_of(kExample + many + "]}\n"), Contains("at most 32"));
 }
+
+TEST_CASE("case: elements share memory only through an input's broadcast", "[case]") {
+  using Catch::Contains;
+  auto layouts_error = [](int line, const std::string& replacement) -> std::string {
+    try {
+      assay::check_layouts(assay::parse_case_yaml(with_line(line, replacement), "case.yaml").c);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  CHECK(layouts_error(9, "recipe: ints") == "(no error)");
+  CHECK_THAT(layouts_error(5, "  A: {role: input, dtype: f16, shape: [3, 8], strides: [4, 1], offset: 1}"),
+             Contains("tensor A") && Contains("share memory"));
+  CHECK_THAT(layouts_error(6, "  B: {role: input, dtype: f16, shape: [8, 65], strides: [1, 1], offset: 0}"),
+             Contains("tensor B") && Contains("share memory"));
+  CHECK_THAT(layouts_error(7, "  C: {role: inout, dtype: f32, shape: [3, 65], strides: [0, 1], offset: 0}"),
+             Contains("tensor C") && Contains("cannot broadcast"));
+  CHECK(layouts_error(5, "  A: {role: input, dtype: f16, shape: [3, 8], strides: [0, 1], offset: 1}") == "(no error)");
+}

@@ -264,6 +264,7 @@ class FullDevice final : public Backend {
   }
   void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override { host_->fill_constant(b, g, bits); }
   void download(Buffer b, std::byte* host) override { host_->download(b, host); }
+  void download_range(Buffer b, size_t o, size_t n, std::byte* h) override { host_->download_range(b, o, n, h); }
   void upload(Buffer b, const std::byte* host) override { host_->upload(b, host); }
   void copy(Buffer dst, Buffer src) override { host_->copy(dst, src); }
   std::optional<size_t> first_difference(Buffer x, Buffer y) override { return host_->first_difference(x, y); }

@@ -253,6 +253,30 @@ TEST_CASE("keep: the executor's fills honour the case's keep modifier", "[values
   be.release(buf);
 }
 
+TEST_CASE("broadcast: a stride-0 element holds its first copy's draw, on every backend", "[values]") {
+  HostBackend be;
+  // [3, 4] with the rows broadcast: four distinct elements, each the draw of row 0.
+  TensorGeom g = TensorGeom::matrix(DType::f32, 3, 4, 0, 1, 2);
+  CHECK(g.broadcasts());
+  CHECK_FALSE(g.overlaps());
+  CHECK(g.representative(0, 3));
+  CHECK_FALSE(g.representative(2, 3));
+  Buffer buf = be.allocate(size_t(g.span()) * 4);
+  be.fill_tensor(buf, g, params(Recipe::uniform), 99, 1);
+  for (int64_t c = 0; c < 4; ++c)
+    CHECK(load_bits(DType::f32, buf.data + g.index(2, c) * 4) ==
+          recipe_bits(params(Recipe::uniform), DType::f32, 99, 1, 0, c));
+  be.release(buf);
+  // Overlaps that no broadcast explains.
+  CHECK(TensorGeom::matrix(DType::f32, 3, 4, 3, 1, 0).overlaps());
+  CHECK(TensorGeom::matrix(DType::f32, 3, 4, 1, 1, 0).overlaps());
+  CHECK(TensorGeom::matrix(DType::f32, 4, 3, 1, 3, 0).overlaps());  // column-major with ld 3 < 4 rows
+  CHECK_FALSE(TensorGeom::matrix(DType::f32, 4, 3, 1, 4, 0).overlaps());
+  CHECK_FALSE(TensorGeom::matrix(DType::f32, 3, 4, 5, 1, 0).overlaps());
+  CHECK_FALSE(TensorGeom::matrix(DType::f32, 1, 4, 1, 1, 0).overlaps());  // one row: its stride never used
+  CHECK_FALSE(TensorGeom::matrix(DType::f32, 3, 4, INT64_MAX / 2, 1 << 30, 0).overlaps());
+}
+
 // The sparse-change call (docs/cases.md): a patch changes exactly the
 // elements it covers, to other stored bits, and nothing else.
 TEST_CASE("patch: covered kept elements get other bits, every other element keeps its value", "[values]") {

@@ -68,6 +68,9 @@ class Backend {
   // Every element of g gets the same bits (the poison pattern).
   virtual void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) = 0;
   virtual void download(Buffer b, std::byte* host) = 0;  // whole buffer
+  // `bytes` bytes from `offset` into b (a few elements of a buffer that may
+  // be many GiB: the executor's looks at earlier outputs).
+  virtual void download_range(Buffer b, size_t offset, size_t bytes, std::byte* host) = 0;
   virtual void upload(Buffer b, const std::byte* host) = 0;  // whole buffer; queued (synchronize waits)
   virtual void copy(Buffer dst, Buffer src) = 0;         // same size
   // Offset of the first byte where two same-sized buffers differ, computed

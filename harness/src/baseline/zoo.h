@@ -25,6 +25,9 @@ struct ZooCell {
   int cases = 0;
   std::string detail;
   std::string failed_case;  // baselines: which of the rule's cases failed first
+  // assay only: the largest error/allowed-error ratio over the passing
+  // cases (what calibrates T: docs/tolerance.md); 0 when no case passed.
+  double worst_pass_ratio = 0;
 };
 
 struct ZooRow {

@@ -174,6 +174,7 @@ nlohmann::json zoo_json(const std::vector<ZooRow>& rows, const std::vector<Check
       const ZooCell& c = r.cells[i];
       k["checkers"][kZooCheckers[i]] = {{"status", c.status}, {"verdict", c.verdict}, {"seconds", c.seconds},
                                         {"cases", c.cases},   {"detail", c.detail}, {"failed_case", c.failed_case}};
+      if (i == 0) k["checkers"][kZooCheckers[i]]["worst_pass_bound_ratio"] = c.worst_pass_ratio;
     }
     j["kernels"].push_back(k);
   }

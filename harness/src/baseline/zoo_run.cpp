@@ -29,6 +29,7 @@ class DetectReporter final : public Reporter {
 ZooCell gate_cell(const KernelReport& k, bool planted, double seconds) {
   ZooCell c;
   c.verdict = k.verdict(), c.cases = int(k.cases_run), c.seconds = seconds;
+  c.worst_pass_ratio = k.worst_pass_ratio;
   if (!k.setup_error.empty()) {
     c.status = "error", c.detail = k.setup_error;
   } else if (c.verdict == "infrastructure_error") {

@@ -340,6 +340,19 @@ TensorGeom CaseTensor::geom() const {
   return g;
 }
 
+void check_layouts(const Case& c) {
+  for (const CaseTensor& t : c.tensors) {
+    if (t.shape.size() > size_t(TensorGeom::kMaxDims) || t.strides.size() != t.shape.size()) continue;  // the op's check
+    const TensorGeom g = t.geom();
+    if (g.overlaps())
+      throw InputError(fmt::format("tensor {}: its strides [{}] make distinct elements share memory (only a stride "
+                                   "of 0, a broadcast, may)", t.name, fmt::join(t.strides, ", ")));
+    if (t.role != Role::input && g.broadcasts())
+      throw InputError(fmt::format("tensor {}: an {} cannot broadcast (a stride of 0 in [{}])", t.name, name(t.role),
+                                   fmt::join(t.strides, ", ")));
+  }
+}
+
 int64_t Case::size(std::string_view n) const {
   for (auto& s : sizes)
     if (s.name == n) return s.value;

@@ -86,6 +86,12 @@ inline constexpr int kCaseFileVersion = 2;
 // Case files older than the generic case hold one op's own keys: that op
 // registers how to read them (the `spec`, `recipe`, `seed` and `origin` keys
 // are read here). Throws InputError as load_case_file does.
+// Elements share memory only through a broadcast (stride-0) dimension, and
+// only in an input: an output has one value per element, and a fill or a
+// kernel's writes to shared memory would race. Throws InputError naming the
+// tensor (a case file's layouts, before anything runs).
+void check_layouts(const Case& c);
+
 namespace yaml_input { class Fields; struct Field; }
 using LegacyCaseReader = std::function<Case(const yaml_input::Fields& top)>;
 bool register_legacy_case_reader(int version, LegacyCaseReader reader);

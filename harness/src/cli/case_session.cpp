@@ -51,6 +51,11 @@ CaseSession open_case_session(const CaseSessionArgs& a) {
     throw InputError(fmt::format("{}: the case is a {} case, the spec {} is for {}", a.case_file, s.c.op,
                                  spec_file.string(), op.name()));
   op.validate(s.c);
+  try {
+    check_layouts(s.c);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", a.case_file, e.what()));
+  }
   s.backend = make_backend(s.spec.backend);
   const double need = op.case_bytes(s.c);
   if (need > double(s.backend->memory_budget()))

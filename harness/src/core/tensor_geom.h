@@ -106,6 +106,50 @@ struct TensorGeom {
     }
     return true;
   }
+  // Whether element (row, col) is the one a broadcast (stride-0) dimension's
+  // shared memory holds: its coordinate along every such dimension is 0.
+  // Fills write only these, so that a shared element gets one value on every
+  // backend (a parallel fill would otherwise race its copies' draws).
+  ASSAY_HD bool representative(int64_t row, int64_t col) const {
+    if (ndim == 0) return true;
+    if (strides[ndim - 1] == 0 && col != 0) return false;
+    for (int d = ndim - 2; d >= 0; --d) {
+      const int64_t extent = shape[d] > 0 ? shape[d] : 1;
+      if (strides[d] == 0 && row % extent != 0) return false;
+      row /= extent;
+    }
+    return true;
+  }
+  // Whether a broadcast dimension (stride 0, more than one element) exists.
+  bool broadcasts() const {
+    for (int d = 0; d < ndim; ++d)
+      if (strides[d] == 0 && shape[d] > 1) return true;
+    return false;
+  }
+  // Whether two distinct elements share memory other than through a
+  // broadcast dimension (e.g. strides [1, 1]): such a layout has no one
+  // value per address and is refused.
+  bool overlaps() const {
+    if (count() <= 1) return false;
+    // Dimensions of more than one element and a nonzero stride, innermost
+    // (smallest |stride|) first: each must clear the span of those inside it.
+    int64_t st[kMaxDims], ex[kMaxDims];
+    int n = 0;
+    for (int d = 0; d < ndim; ++d)
+      if (shape[d] > 1 && strides[d] != 0) st[n] = strides[d] < 0 ? -strides[d] : strides[d], ex[n++] = shape[d];
+    for (int i = 1; i < n; ++i)
+      for (int j = i; j > 0 && st[j] < st[j - 1]; --j) {
+        int64_t a = st[j], b = ex[j];
+        st[j] = st[j - 1], ex[j] = ex[j - 1], st[j - 1] = a, ex[j - 1] = b;
+      }
+    int64_t reach = 1;  // elements spanned by the dimensions so far, plus one
+    for (int i = 0; i < n; ++i) {
+      if (st[i] < reach) return true;
+      const int64_t inner = saturating_mul(st[i], ex[i] - 1);
+      reach = inner > INT64_MAX - reach ? INT64_MAX : inner + reach;
+    }
+    return false;
+  }
   // The larger of the innermost two strides: the BLAS leading dimension for
   // row- or column-major matrices.
   int64_t leading() const { return row_stride() > col_stride() ? row_stride() : col_stride(); }

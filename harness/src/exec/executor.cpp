@@ -29,7 +29,7 @@ class CaseRun {
       t_[i] = std::make_unique<GuardedTensor>(be, c.geom(int(i)), alloc);
       if (op.reads_initial(c, int(i))) init_[i] = std::make_unique<GuardedTensor>(be, c.geom(int(i)), alloc);
     }
-    for (auto& o : outputs_) o.resize(n_);
+    out_.resize(n_), previous_.resize(n_), previous_own_.resize(n_);
     if (planned) {
       for (auto& set : staged_) {
         set.t.resize(n_), set.snapshot.resize(n_);
@@ -53,6 +53,8 @@ class CaseRun {
     for (auto& call : captures_)
       for (auto& b : call)
         if (b.data) be_.release(b);
+    for (auto& b : previous_own_)
+      if (b.data) be_.release(b);
   }
   // 1 fresh, 2 fresh inputs, 3 a sparse change of call 2's, 4 call 3 again.
   int calls() const { return opt_.first_call_inputs_of > 1 ? 1 : opt_.deterministic ? 4 : 3; }
@@ -161,25 +163,45 @@ class CaseRun {
   // Call call_ ended with `status`; handed: each buffer as the candidate got
   // it, left: as the call left it.
   void judge_call(const RunStatus& status, const std::vector<Buffer>& handed, const std::vector<Buffer>& left) {
-    std::vector<Image>& out = outputs_[call_ - 1];
-    if (call_ >= 3) outputs_[call_ - 3].assign(n_, Image{});  // each call looks back at the one before only
     // A later call that fails is compared with the call before (stale or
-    // cached answers); call 4 repeats call 3, whose output passed.
-    if (!check_call(call_, status, handed, left, out, call_ >= 2 ? &outputs_[call_ - 2] : nullptr,
-                    call_ == 4 ? &outputs_[2] : nullptr)) {
+    // cached answers); call 4 repeats call 3, whose output passed. The call
+    // before's outputs stay where the data lives (a device copy), so host
+    // memory holds one image of the outputs, however large the case.
+    const std::vector<Buffer>* previous = call_ >= 2 && previous_call_ == call_ - 1 ? &previous_ : nullptr;
+    if (!check_call(call_, status, handed, left, out_, previous, call_ == 4)) {
       done_ = true;
       return;
     }
-    if (call_ == 4)
+    if (call_ == 4 && previous)
       for (size_t i = 0; i < n_; ++i) {
         if (is_input(i)) continue;
-        if (auto at = t_[i]->first_element_change(outputs_[2][i], out[i])) {
+        // The guards and gaps hold the canary in both (checked): a difference is an element's.
+        if (auto at = be_.first_difference((*previous)[i], left[i])) {
           done_ = !fail(outcome_, 4, Verdict::nondeterministic,
                         fmt::format("repeat call changed output bytes of {} (first at element byte {})",
                                     c_.tensors[i].name, *at - t_[i]->guard()));
           return;
         }
       }
+    if (call_ < calls()) keep_previous(left);
+  }
+
+  // This call's outputs, for the next call to look back at: planned, the
+  // capture of this call stays; one at a time, the live buffers are
+  // repainted next, so a device copy.
+  void keep_previous(const std::vector<Buffer>& left) {
+    const bool planned = !captures_[0].empty();
+    for (size_t i = 0; i < n_; ++i) {
+      if (is_input(i)) continue;
+      if (planned) {
+        previous_[i] = left[i];
+        continue;
+      }
+      if (!previous_own_[i].data) previous_own_[i] = be_.allocate(t_[i]->buffer().bytes);
+      be_.copy(previous_own_[i], left[i]);
+      previous_[i] = previous_own_[i];
+    }
+    previous_call_ = call_;
   }
 
   // Records the failure; returns false so callers can `return fail(...)`.
@@ -191,11 +213,12 @@ class CaseRun {
   // The checks of one candidate call; false when it failed (out filled).
   // Inputs are compared with their copies as handed, where the data lives
   // (no download of what may be many GiB); only outputs come back to the host.
-  // `repeat_of`: the outputs of an earlier call on the same inputs that
-  // passed; the same bits pass again without a second reference.
+  // `previous`: the outputs of the call before (passed), where the data
+  // lives; `repeat`: that call had the same inputs, so the same bits pass
+  // again without a second reference.
   bool check_call(int call, const RunStatus& status, const std::vector<Buffer>& handed,
                   const std::vector<Buffer>& left, std::vector<Image>& after_call,
-                  const std::vector<Image>* previous_out, const std::vector<Image>* repeat_of) {
+                  const std::vector<Buffer>* previous, bool repeat) {
     CaseOutcome& out = outcome_;
     if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
     if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
@@ -210,25 +233,25 @@ class CaseRun {
       return fail(out, call, Verdict::kernel_error, fmt::format("assay_run returned {}", status.code));
 
     const size_t guard = t_[0]->guard();  // the same for every tensor of a case
-    for (size_t i = 0; i < n_; ++i)
-      if (!is_input(i)) after_call[i] = download(left[i]);
+    // Inputs first (ABI order), each compared with its copy as handed where
+    // the data lives; a changed one comes back alone, before any output, so
+    // the host holds one tensor's image at a time.
     for (size_t i = 0; i < n_; ++i) {
-      const std::string& tname = c_.tensors[i].name;
-      std::optional<size_t> changed;
-      if (is_input(i) && !(changed = be_.first_difference(handed[i], left[i]))) continue;
-      Image after_i = is_input(i) ? download(left[i]) : Image{};
-      const Image& after = is_input(i) ? after_i : after_call[i];
-      if (auto at = t_[i]->first_damage(after))
-        return fail(out, call, Verdict::out_of_bounds_write,
-                    fmt::format("{} byte {} outside its elements was overwritten ({} guard)", tname,
-                                int64_t(*at) - int64_t(guard), *at < guard ? "before" : "after/padding"));
       if (!is_input(i)) continue;
+      std::optional<size_t> changed = be_.first_difference(handed[i], left[i]);
+      if (!changed) continue;
+      if (auto why = damage(i, download(left[i]))) return fail(out, call, Verdict::out_of_bounds_write, *why);
       // Handed, the guards and gaps held the canary and still do: the first
       // difference is the first changed element (no second image of the input).
       return fail(out, call, Verdict::input_modified,
-                  fmt::format("input {} changed (first at element byte {})", tname, *changed - guard));
+                  fmt::format("input {} changed (first at element byte {})", c_.tensors[i].name, *changed - guard));
     }
-    if (repeat_of && after_call == *repeat_of) return true;
+    for (size_t i = 0; i < n_; ++i)
+      if (!is_input(i)) after_call[i] = download(left[i]);
+    for (size_t i = 0; i < n_; ++i)
+      if (!is_input(i))
+        if (auto why = damage(i, after_call[i])) return fail(out, call, Verdict::out_of_bounds_write, *why);
+    if (repeat && previous && same_outputs(*previous, left)) return true;
 
     // Only now the reference, from the inputs as handed (checked unchanged
     // above), with initial values redrawn into scratch memory the kernel never saw.
@@ -261,8 +284,17 @@ class CaseRun {
     }
     Verdict v = verdict_of(out.stats);
     if (v == Verdict::pass) return true;
-    if (previous_out) v = classify_repeat(v, out.stats, handed, after_call, *previous_out);
+    if (previous) v = classify_repeat(v, out.stats, handed, after_call, *previous);
     return fail(out, call, v, summary(out.stats));
+  }
+
+  // A byte outside tensor i's elements (guards, gaps) that no longer holds the canary.
+  std::optional<std::string> damage(size_t i, const Image& after) const {
+    const size_t guard = t_[i]->guard();
+    auto at = t_[i]->first_damage(after);
+    if (!at) return std::nullopt;
+    return fmt::format("{} byte {} outside its elements was overwritten ({} guard)", c_.tensors[i].name,
+                       int64_t(*at) - int64_t(guard), *at < guard ? "before" : "after/padding");
   }
 
   Buffer snapshot(size_t i) {
@@ -275,22 +307,31 @@ class CaseRun {
     return image;
   }
 
+  bool same_outputs(const std::vector<Buffer>& previous, const std::vector<Buffer>& left) {
+    for (size_t i = 0; i < n_; ++i)
+      if (!is_input(i) && be_.first_difference(previous[i], left[i])) return false;
+    return true;
+  }
+
   // A later call that fails where an earlier one passed: did it leave the
   // outputs as it found them (stale), or write an earlier answer (cached)?
+  // Only the first bad elements are read back from what it was handed and
+  // from the call before's outputs.
   Verdict classify_repeat(Verdict v, const CompareStats& s, const std::vector<Buffer>& handed,
-                          const std::vector<Image>& after, const std::vector<Image>& previous) {
+                          const std::vector<Image>& after, const std::vector<Buffer>& previous) {
     if (s.first_bad.empty()) return v;
-    std::vector<Image> before(n_);  // the outputs as this call was handed them
     int same_as_before = 0, same_as_previous = 0;
     for (auto& e : s.first_bad) {
       const size_t i = size_t(e.tensor);
-      if (i >= n_ || previous[i].empty()) return v;
-      if (before[i].empty()) before[i] = download(handed[i]);
+      if (i >= n_ || !previous[i].data || after[i].empty()) return v;
       const TensorGeom& g = t_[i]->geom();
       const int size = dtype_bytes(g.dtype);
       const size_t at = t_[i]->guard() + size_t(g.index(e.row, e.col)) * size;
-      same_as_before += std::equal(after[i].begin() + at, after[i].begin() + at + size, before[i].begin() + at);
-      same_as_previous += std::equal(after[i].begin() + at, after[i].begin() + at + size, previous[i].begin() + at);
+      std::byte was[16], kept[16];
+      be_.download_range(handed[i], at, size_t(size), was);
+      be_.download_range(previous[i], at, size_t(size), kept);
+      same_as_before += std::equal(after[i].begin() + at, after[i].begin() + at + size, was);
+      same_as_previous += std::equal(after[i].begin() + at, after[i].begin() + at + size, kept);
     }
     const int n = int(s.first_bad.size());
     if (same_as_previous == n) return Verdict::cached_result;
@@ -332,7 +373,10 @@ class CaseRun {
   SparseChange change_;  // call 3's edit of call 2's inputs
   int call_ = 0;         // the call set up (one at a time) or judged (planned) last (1..4)
   bool done_ = false;    // a call failed: the case is decided
-  std::vector<Image> outputs_[4];  // per call, each output's image after it (inputs: empty)
+  std::vector<Image> out_;             // this call's outputs, downloaded to be judged (inputs: empty)
+  std::vector<Buffer> previous_;       // the call before's outputs, where the data lives (see keep_previous)
+  std::vector<Buffer> previous_own_;   // one at a time: the device copies previous_ points at
+  int previous_call_ = 0;              // which call previous_ holds (0: none)
   std::unique_ptr<CallFrame> frame_;
   CaseOutcome outcome_;
 };

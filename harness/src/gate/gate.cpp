@@ -22,6 +22,8 @@ namespace fs = std::filesystem;
 
 // Passing cases small enough to replay under a sanitizer (racecheck costs ~18x).
 constexpr double kSanitizeSampleWork = double(1 << 22);
+// A sweep case holding more backend memory than this is heavy (run last).
+constexpr double kHeavyCaseBytes = double(int64_t(2) << 30);
 struct SampleCase {
   int64_t index;
   Case c;
@@ -94,6 +96,11 @@ std::vector<Case> corpus_cases(const fs::path& dir) {
   std::vector<Case> cases;
   for (auto& f : files) {
     Case c = load_case_file(f).c;  // a broken corpus file is bad input: InputError names it
+    try {
+      check_layouts(c);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", f.string(), e.what()));
+    }
     c.origin = "corpus " + f.filename().string();
     cases.push_back(c);
   }
@@ -209,6 +216,15 @@ class KernelGate {
     return report_.setup_error.empty();
   }
 
+  // The sweep's heavy cases (index limits: GiBs each, seconds a call) run
+  // after its other cases, cheapest first, and before the random ones: a
+  // budget-bound run covers every cheap case whatever the heavy ones cost.
+  void heavy_cases_last(std::vector<Case>::iterator begin, std::vector<Case>::iterator end) const {
+    auto light = [&](const Case& c) { return op_.case_bytes(c) <= kHeavyCaseBytes; };
+    auto heavy = std::stable_partition(begin, end, light);
+    std::stable_sort(heavy, end, [&](const Case& a, const Case& b) { return op_.case_bytes(a) < op_.case_bytes(b); });
+  }
+
   void run_cases_of_kernel() {
     const CaseLimits limits = limits_for(backend_);
     const bool host = backend_.kind() == BackendKind::host;
@@ -219,6 +235,7 @@ class KernelGate {
     // Index cases: cuda, where they fit the device's budget and the host memory left.
     const SweepTarget target{backend_.kind(), double(backend_.memory_budget()), host_.for_cases()};
     for (Case& c : op_.sweep(spec_, opt_.seed, target)) sweep.push_back(std::move(c));
+    heavy_cases_last(sweep.begin() + corpus_size, sweep.end());
     const int64_t sweep_size = int64_t(sweep.size()) - corpus_size;
     const int64_t max_cases = opt_.max_cases.value_or(sweep_size + kDefaultRandomCases) + corpus_size;
     const std::map<int64_t, FinishedCase>* done = nullptr;

@@ -231,7 +231,8 @@ __global__ void tensor_kernel(std::byte* data, TensorGeom g, RecipeParams p, uin
   const int64_t n = g.count();
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t r = i / g.cols(), c = i % g.cols();
-    store_bits(g.dtype, data + g.index(r, c) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
+    if (g.representative(r, c))  // a broadcast element once, not raced by its copies
+      store_bits(g.dtype, data + g.index(r, c) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
   }
 }
 
@@ -284,6 +285,13 @@ void CudaBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
 void CudaBackend::download(Buffer b, std::byte* host) {
   check_cuda(cudaMemcpyAsync(host, b.data, b.bytes, cudaMemcpyDeviceToHost, cudaStream_t(stream_)), "download");
   check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "download sync");
+}
+
+void CudaBackend::download_range(Buffer b, size_t offset, size_t bytes, std::byte* host) {
+  if (offset > b.bytes || bytes > b.bytes - offset) throw InfraError("download_range past the buffer's end");
+  check_cuda(cudaMemcpyAsync(host, b.data + offset, bytes, cudaMemcpyDeviceToHost, cudaStream_t(stream_)),
+             "download_range");
+  check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "download_range sync");
 }
 
 void CudaBackend::upload(Buffer b, const std::byte* host) {

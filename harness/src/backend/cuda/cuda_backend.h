@@ -35,6 +35,7 @@ class CudaBackend final : public Backend {
   void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
   void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override;
   void download(Buffer b, std::byte* host) override;
+  void download_range(Buffer b, size_t offset, size_t bytes, std::byte* host) override;
   void upload(Buffer b, const std::byte* host) override;
   void copy(Buffer dst, Buffer src) override;
   std::optional<size_t> first_difference(Buffer x, Buffer y) override;

@@ -85,7 +85,8 @@ void HostBackend::fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams&
   const int size = dtype_bytes(g.dtype);
   for (int64_t r = 0; r < g.rows(); ++r)
     for (int64_t c = 0; c < g.cols(); ++c)
-      store_bits(g.dtype, b.data + g.index(r, c) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
+      if (g.representative(r, c))
+        store_bits(g.dtype, b.data + g.index(r, c) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
 }
 
 void HostBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
@@ -95,6 +96,10 @@ void HostBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
 }
 
 void HostBackend::download(Buffer b, std::byte* host) { std::memcpy(host, b.data, b.bytes); }
+void HostBackend::download_range(Buffer b, size_t offset, size_t bytes, std::byte* host) {
+  if (offset > b.bytes || bytes > b.bytes - offset) throw InfraError("download_range past the buffer's end");
+  std::memcpy(host, b.data + offset, bytes);
+}
 void HostBackend::upload(Buffer b, const std::byte* host) { std::memcpy(b.data, host, b.bytes); }
 void HostBackend::copy(Buffer dst, Buffer src) { std::memcpy(dst.data, src.data, src.bytes); }
 

@@ -139,6 +139,7 @@ double case_bytes(const Case& c) {
   for (size_t i = 0; i < c.tensors.size(); ++i) {
     const double b = buffer_bytes(c.geom(int(i)));
     bytes += 2 * b + 4096;                                  // live and as handed (the snapshots)
+    if (c.tensors[i].role != Role::input) bytes += b;       // the call before's outputs (the executor's look back)
     if (c.tensors[i].role == Role::inout) bytes += b;       // initial values redrawn for the reference
   }
   return bytes;  // the reference runs on the host (host_bytes)
@@ -155,7 +156,7 @@ double host_bytes(const Def& def, const Case& c, BackendKind backend) {
       largest_input = std::max(largest_input, b);
     } else {
       outputs += 8.0 * double(g.count());
-      images += 3 * b;  // the executor's images: this call's, the call before's, as handed
+      images += b;  // the executor's image of this call's output (the call before's stays in backend memory)
       if (c.tensors[i].role == Role::inout) largest_input = std::max(largest_input, b);
     }
   }
@@ -166,7 +167,7 @@ double host_bytes(const Def& def, const Case& c, BackendKind backend) {
   if (backend == BackendKind::cuda) {
     bytes += largest_input;  // each input's span downloaded for the reference, one at a time
   } else {
-    bytes += 2 * buffers;  // the buffers themselves: live and as handed
+    bytes += 2 * buffers + images;  // the buffers themselves: live, as handed, the call before's outputs
     if (case_bytes(c) <= double(1 << 20)) bytes += 15 * buffers;  // planned: staged copies and captures
   }
   return bytes;

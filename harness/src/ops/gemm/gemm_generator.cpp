@@ -88,7 +88,7 @@ double case_bytes(const Problem& c) {
   auto t = tensors(c);
   double bytes = 0;
   for (auto& g : t) bytes += 2 * buffer_bytes(g) + 4096;  // live and as handed (the snapshots)
-  bytes += buffer_bytes(t[C]);                              // C0 scratch
+  bytes += 2 * buffer_bytes(t[C]);                          // C0 scratch, the call before's C
   // FP64 reference: A, |A|, B, |B| widened, A*B and |A|*|B|, one block of the result.
   const double mn = double(c.m) * double(c.n);
   bytes += 16.0 * (double(c.m) * double(c.k) + double(c.k) * double(c.n)) + 16.0 * mn;
@@ -102,12 +102,13 @@ double host_bytes(const Problem& c, BackendKind backend) {
   const bool host = backend == BackendKind::host;
   const double mn = double(c.m) * double(c.n);
   const double block = std::min(mn, block_elements(c, host ? c.k : 0));
-  // The executor's host copies (exec/executor.cpp, check_call): two images of
-  // C, then a third, or one input's, or the reference's block (24 bytes an element).
-  double bytes = 2 * cc + std::max({cc, a, b, 24.0 * block});
+  // The executor's host copies (exec/executor.cpp, check_call): one changed
+  // input's image, or this call's C (the call before's stays in backend
+  // memory) with the reference's block (24 bytes an element).
+  double bytes = std::max({a, b, cc + 24.0 * block});
   bytes += double(16 << 20);  // the rest: allocator slack, Eigen's packing buffers, code run the first time
   if (host) {
-    bytes += 2 * (a + b + cc) + (reads_c0(c) ? cc : 0);  // buffers: live, as handed, C0's scratch
+    bytes += 2 * (a + b + cc) + cc + (reads_c0(c) ? cc : 0);  // buffers: live, as handed, the call before's C, C0's scratch
     // Planned cases (with --batch; at most 1 MiB: exec/executor.h, plannable)
     // also hold staged inputs, their copies as handed and three captures.
     if (case_bytes(c) <= double(1 << 20)) bytes += 15 * (a + b + cc);

@@ -213,10 +213,15 @@ TensorGeom block_geom(const TensorGeom& g, const Shape& s, const RowBlock& b) {
 double buffer_bytes(const TensorGeom& g) { return double(g.span()) * dtype_bytes(g.dtype) + 2.0 * 1024 + 8; }
 
 double case_bytes(const Case& c, double per_element) {
-  double tensors = 0;
-  for (size_t i = 0; i < c.tensors.size(); ++i) tensors += buffer_bytes(c.geom(int(i)));
-  // Live and as handed (snapshots), and the device reference's block.
-  return 2 * tensors + 2 * 4096 + per_element * block_elements(shape_of(c));
+  double tensors = 0, out = 0;
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    const double b = buffer_bytes(c.geom(int(i)));
+    tensors += b;
+    if (c.tensors[i].role != Role::input) out += b;
+  }
+  // Live and as handed (snapshots), the call before's outputs (the
+  // executor's look back), and the device reference's block.
+  return 2 * tensors + out + 2 * 4096 + per_element * block_elements(shape_of(c));
 }
 
 double host_bytes(const Case& c, BackendKind backend, double per_element) {
@@ -227,11 +232,11 @@ double host_bytes(const Case& c, BackendKind backend, double per_element) {
     else out += b;
   }
   const double block = per_element * block_elements(shape_of(c));
-  // The executor's host images: up to three of the outputs (calls before and
-  // this one), then one changed input or the reference's block.
-  double bytes = 3 * out + std::max(largest_in, block) + double(16 << 20);
+  // The executor's host images: one changed input's, or this call's outputs
+  // (the call before's stay in backend memory) with the reference's block.
+  double bytes = std::max(largest_in, out + block) + double(16 << 20);
   if (backend == BackendKind::host) {
-    bytes += 2 * (in + out);                                              // live and as handed
+    bytes += 2 * (in + out) + out;  // live, as handed, the call before's outputs
     if (case_bytes(c, per_element) <= double(1 << 20)) bytes += 15 * (in + out);  // planned: staged sets, captures
   }
   return bytes;
