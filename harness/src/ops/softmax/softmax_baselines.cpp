@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "baseline/common.h"
+#include "baseline/xy_rules.h"
 #include "case/rng.h"
 #include "ops/softmax/softmax_reference.h"
 #include "ops/softmax/softmax_sweep.h"
@@ -28,15 +29,8 @@ namespace assay::softmax {
 
 using baseline::BaselineOptions;
 using baseline::BaselineResult;
-using baseline::CachingPool;
 using baseline::Stopwatch;
 using Buf = baseline::Tensor;  // (softmax::Tensor names x and y)
-using baseline::bytes_for;
-using baseline::draw_normal;
-using baseline::load;
-using baseline::torch_close;
-using baseline::torch_tolerances;
-using baseline::store;
 
 namespace {
 
@@ -68,62 +62,30 @@ std::string element_detail(const Case& c, int64_t i, double got, double want, co
                      want, rule);
 }
 
-std::string call(Backend& backend, Runner& runner, const Op& op, const Case& c, const Buf& x, const Buf& y,
-                 double timeout_s) {
-  const Buf t[2] = {x, y};
-  return baseline::call_candidate(backend, runner, op, c, t, timeout_s);
+baseline::XYChecks checks(Backend& backend, const Settings& s) {
+  return {.x = X, .y = Y, .reference = [&backend, s](const Case& c, const Buf& x) { return reference(backend, c, s, x); },
+          .detail = element_detail, .test = {}, .reference_first = false};
 }
-
-bool narrow(DType t) { return t == DType::f16 || t == DType::bf16; }
 
 BaselineResult kernelbench(const Op& op, const Settings& s, Backend& backend, Runner& runner, const Spec& spec,
                            const BaselineOptions& opt) {
   BaselineResult res;
   res.checker = "kernelbench";
   Stopwatch clock;
-  constexpr int kTrials = 5;
   int64_t rows = 16 * 2 * 2, n = 16384 * 2 * 2;
   while (n > 64 && !baseline::within_limits(backend, op, plain(spec, s.log, rows, n))) n /= 2;
   auto fitted = fit_case(op, spec, plain(spec, s.log, rows, n), backend);
   if (!fitted) {
-    res.applicable = false, res.cases_skipped = kTrials;
+    res.applicable = false, res.cases_skipped = baseline::kKernelBenchTrials;
     res.detail = fmt::format("its one shape ({} x {}) is outside the spec's requires", rows, n);
     return res;
   }
-  const Case base = *fitted;
-  const double tol = narrow(base.tensors[Y].dtype) ? 1e-2 : 1e-4;
-  CachingPool pool(backend);
-  for (int trial = 0; trial < kTrials && !res.caught; ++trial) {
-    Case c = base;
-    c.seed = hash3(opt.seed, 0x736d, uint64_t(trial));
-    const TensorGeom gx = c.geom(X), gy = c.geom(Y);
-    Buf x{pool.get(bytes_for(gx)), gx};
-    store(backend, x, draw_normal(c.seed, 0, gx.count()));
-    // The reference's output goes back to the allocator before the
-    // candidate's is made (GEMM's kernelbench rule says why).
-    Buf ref_out{pool.get(bytes_for(gy)), gy};
-    const std::vector<double> ref = reference(backend, c, s, x);
-    store(backend, ref_out, ref);
-    pool.put(ref_out.buf);
-    Buf y{pool.get(bytes_for(gy)), gy};
-    ++res.cases_run;
-    if (std::string f = call(backend, runner, op, c, x, y, opt.timeout_s); !f.empty()) {
-      res.caught = true, res.failed_case = fmt::format("trial {}", trial + 1);
-      res.detail = fmt::format("trial {}: {}", trial + 1, f);
-      break;
-    }
-    const std::vector<double> got = load(backend, y);
-    for (size_t i = 0; i < got.size(); ++i) {
-      const bool ok = torch_close(ref[i], got[i], tol, tol);  // torch.allclose(ref, got)
-      if (!ok) {
-        res.caught = true, res.failed_case = fmt::format("trial {}", trial + 1);
-        res.detail = fmt::format("trial {}: {}", trial + 1,
-                                 element_detail(c, int64_t(i), got[i], ref[i], fmt::format("allclose {:g}", tol)));
-        break;
-      }
-    }
-    for (Buf* t : {&x, &y}) pool.put(t->buf);
-  }
+  const double tol = baseline::rule_tolerance(fitted->tensors[Y].dtype);
+  baseline::XYChecks k = checks(backend, s);
+  k.reference_first = true;
+  k.test = [tol](const Case&) { return baseline::allclose_test(tol); };
+  baseline::run_xy_cases(k, op, backend, runner, opt.timeout_s, baseline::kernelbench_trials(*fitted, opt.seed, 0x736d),
+                         res);
   res.seconds = clock.seconds();
   return res;
 }
@@ -133,84 +95,29 @@ BaselineResult tutorial(const Op& op, const Settings& s, Backend& backend, Runne
   BaselineResult res;
   res.checker = "tutorial";
   Stopwatch clock;
-  CachingPool pool(backend);
-  for (int64_t size = 128; size <= 4096 && !res.caught; size *= 2) {
-    auto fitted = fit_case(op, spec, plain(spec, s.log, size, size), backend);
-    if (!fitted) {
-      ++res.cases_skipped;
-      continue;
-    }
-    Case c = *fitted;
-    c.seed = hash3(opt.seed, 0x7475, uint64_t(size));
-    const TensorGeom gx = c.geom(X), gy = c.geom(Y);
-    const double tol = narrow(gy.dtype) ? 1e-2 : 1e-4;
-    Buf x{pool.get(bytes_for(gx)), gx}, y{pool.get(bytes_for(gy)), gy};
-    store(backend, x, draw_normal(c.seed, 0, gx.count()));
-    const std::vector<double> ref = reference(backend, c, s, x);
-    ++res.cases_run;
-    if (std::string f = call(backend, runner, op, c, x, y, opt.timeout_s); !f.empty()) {
-      res.caught = true, res.failed_case = fmt::format("size {}", size);
-      res.detail = fmt::format("size {}: {}", size, f);
-      break;
-    }
-    const std::vector<double> got = load(backend, y);
-    for (size_t i = 0; i < got.size() && !res.caught; ++i)
-      if (std::fabs(ref[i] - got[i]) > tol) {  // false for NaN: NaN-blind
-        res.caught = true, res.failed_case = fmt::format("size {}", size);
-        res.detail = element_detail(c, int64_t(i), got[i], ref[i], fmt::format("|diff| > {:g}", tol));
-      }
-    for (Buf* t : {&x, &y}) pool.put(t->buf);
-  }
-  if (res.cases_run == 0 && !res.caught) {
-    res.applicable = false, res.detail = "none of its sizes fits the spec's requires and the backend's limits";
-  }
+  baseline::XYChecks k = checks(backend, s);
+  k.test = [](const Case& c) { return baseline::nan_blind_absolute_test(baseline::rule_tolerance(c.tensors[Y].dtype)); };
+  const auto cases = baseline::tutorial_cases(
+      opt.seed, [&](int64_t size) { return fit_case(op, spec, plain(spec, s.log, size, size), backend); });
+  baseline::run_xy_cases(k, op, backend, runner, opt.timeout_s, cases, res);
   res.seconds = clock.seconds();
   return res;
 }
-
 
 BaselineResult assert_close(const Op& op, const Settings& s, Backend& backend, Runner& runner, const Spec& spec,
                             const BaselineOptions& opt) {
   BaselineResult res;
   res.checker = "assert_close";
   Stopwatch clock;
-  constexpr std::pair<int64_t, int64_t> kShapes[] = {{1, 1}, {7, 13}, {64, 64}, {127, 129}, {256, 512}};
-  const char* kVariants[] = {"contiguous", "x transposed", "x sliced from a wider tensor"};
-  CachingPool pool(backend);
-  for (size_t k = 0; k < std::size(kShapes) && !res.caught; ++k)
-    for (int v = 0; v < 3 && !res.caught; ++v) {
-      Parts p = plain_parts(spec, s.log, Shape{false, 1, kShapes[k].first, kShapes[k].second}, "baseline");
-      if (v == 1) p.x.col_major = true;
-      if (v == 2) p.x.pad = 3;
-      auto fitted = fit_case(op, spec, make_case(p), backend);
-      if (!fitted) {
-        ++res.cases_skipped;
-        continue;
-      }
-      Case c = *fitted;
-      c.seed = hash3(opt.seed, 0x6163, k);  // one draw per shape: the copies hold the same values
-      const TensorGeom gx = c.geom(X), gy = c.geom(Y);
-      const auto tol = torch_tolerances(gy.dtype);
-      Buf x{pool.get(bytes_for(gx)), gx}, y{pool.get(bytes_for(gy)), gy};
-      store(backend, x, draw_normal(c.seed, 0, gx.count()));
-      ++res.cases_run;
-      const std::string where = fmt::format("shape {}x{} {}", kShapes[k].first, kShapes[k].second, kVariants[v]);
-      if (std::string f = call(backend, runner, op, c, x, y, opt.timeout_s); !f.empty()) {
-        res.caught = true, res.failed_case = where, res.detail = where + ": " + f;
-        break;
-      }
-      const std::vector<double> got = load(backend, y), want = reference(backend, c, s, x);
-      for (size_t i = 0; i < got.size() && !res.caught; ++i) {
-        const bool ok = torch_close(got[i], want[i], tol.first, tol.second);
-        if (!ok) {
-          res.caught = true, res.failed_case = where;
-          res.detail = where + ": " +
-                       element_detail(c, int64_t(i), got[i], want[i],
-                                      fmt::format("assert_close rtol {:g} atol {:g}", tol.first, tol.second));
-        }
-      }
-      for (Buf* t : {&x, &y}) pool.put(t->buf);
-    }
+  baseline::XYChecks k = checks(backend, s);
+  k.test = [](const Case& c) { return baseline::assert_close_test(c.tensors[Y].dtype); };
+  const auto cases = baseline::assert_close_cases(opt.seed, [&](int64_t rows, int64_t n, int variant) {
+    Parts p = plain_parts(spec, s.log, Shape{false, 1, rows, n}, "baseline");
+    if (variant == 1) p.x.col_major = true;
+    if (variant == 2) p.x.pad = 3;
+    return fit_case(op, spec, make_case(p), backend);
+  });
+  baseline::run_xy_cases(k, op, backend, runner, opt.timeout_s, cases, res);
   res.seconds = clock.seconds();
   return res;
 }

@@ -1,0 +1,106 @@
+#include "baseline/xy_rules.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "case/rng.h"
+#include "ops/op.h"
+
+namespace assay::baseline {
+
+ElementTest allclose_test(double tol) {
+  return {[tol](double got, double want) { return torch_close(want, got, tol, tol); },  // allclose(ref, got)
+          fmt::format("allclose {:g}", tol)};
+}
+
+ElementTest assert_close_test(DType y) {
+  const std::pair<double, double> tol = torch_tolerances(y);
+  return {[tol](double got, double want) { return torch_close(got, want, tol.first, tol.second); },
+          fmt::format("assert_close rtol {:g} atol {:g}", tol.first, tol.second)};
+}
+
+ElementTest nan_blind_absolute_test(double tol) {
+  return {[tol](double got, double want) { return !(std::fabs(want - got) > tol); }, fmt::format("|diff| > {:g}", tol)};
+}
+
+double rule_tolerance(DType t) { return t == DType::f16 || t == DType::bf16 ? 1e-2 : 1e-4; }
+
+std::vector<XYCase> kernelbench_trials(const Case& base, uint64_t seed, uint64_t salt) {
+  std::vector<XYCase> out;
+  for (int trial = 0; trial < kKernelBenchTrials; ++trial) {
+    Case c = base;
+    c.seed = hash3(seed, salt, uint64_t(trial));
+    out.push_back({fmt::format("trial {}", trial + 1), std::move(c)});
+  }
+  return out;
+}
+
+std::vector<XYCase> tutorial_cases(uint64_t seed, const std::function<std::optional<Case>(int64_t size)>& make) {
+  std::vector<XYCase> out;
+  for (int64_t size = 128; size <= 4096; size *= 2) {
+    std::optional<Case> c = make(size);
+    if (c) c->seed = hash3(seed, 0x7475, uint64_t(size));
+    out.push_back({fmt::format("size {}", size), std::move(c)});
+  }
+  return out;
+}
+
+std::vector<XYCase> assert_close_cases(
+    uint64_t seed, const std::function<std::optional<Case>(int64_t rows, int64_t n, int variant)>& make) {
+  constexpr std::pair<int64_t, int64_t> kShapes[] = {{1, 1}, {7, 13}, {64, 64}, {127, 129}, {256, 512}};
+  const char* kVariants[] = {"contiguous", "x transposed", "x sliced from a wider tensor"};
+  std::vector<XYCase> out;
+  for (size_t k = 0; k < std::size(kShapes); ++k)
+    for (int v = 0; v < 3; ++v) {
+      std::optional<Case> c = make(kShapes[k].first, kShapes[k].second, v);
+      if (c) c->seed = hash3(seed, 0x6163, k);  // one draw per shape: the copies hold the same values
+      out.push_back({fmt::format("shape {}x{} {}", kShapes[k].first, kShapes[k].second, kVariants[v]), std::move(c)});
+    }
+  return out;
+}
+
+void run_xy_cases(const XYChecks& checks, const Op& op, Backend& backend, Runner& runner, double timeout_s,
+                  const std::vector<XYCase>& cases, BaselineResult& res) {
+  CachingPool pool(backend);
+  for (const XYCase& k : cases) {
+    if (res.caught) break;
+    if (!k.c) {
+      ++res.cases_skipped;
+      continue;
+    }
+    const Case& c = *k.c;
+    const TensorGeom gx = c.geom(checks.x), gy = c.geom(checks.y);
+    Tensor x{pool.get(bytes_for(gx)), gx};
+    store(backend, x, draw_normal(c.seed, 0, gx.count()));
+    std::vector<double> want;
+    if (checks.reference_first) {
+      Tensor ref_out{pool.get(bytes_for(gy)), gy};
+      want = checks.reference(c, x);
+      store(backend, ref_out, want);
+      pool.put(ref_out.buf);
+    }
+    Tensor y{pool.get(bytes_for(gy)), gy};
+    ++res.cases_run;
+    std::vector<Tensor> t(c.tensors.size());
+    t[size_t(checks.x)] = x, t[size_t(checks.y)] = y;
+    if (std::string f = call_candidate(backend, runner, op, c, t, timeout_s); !f.empty()) {
+      res.caught = true, res.failed_case = k.where, res.detail = k.where + ": " + f;
+      break;
+    }
+    const std::vector<double> got = load(backend, y);
+    if (!checks.reference_first) want = checks.reference(c, x);
+    const ElementTest test = checks.test(c);
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!test.passes(got[i], want[i])) {
+        res.caught = true, res.failed_case = k.where;
+        res.detail = k.where + ": " + checks.detail(c, int64_t(i), got[i], want[i], test.name);
+        break;
+      }
+    pool.put(x.buf), pool.put(y.buf);
+  }
+  if (res.cases_run == 0 && !res.caught && !cases.empty())
+    res.applicable = false, res.detail = "none of its cases fits the spec's requires and the backend's limits";
+}
+
+}  // namespace assay::baseline
