@@ -3,7 +3,8 @@
 // a sanitizer report, a leak, a hang or running out of memory is a finding.
 //
 // A case that loads must also survive the documented round trip: to_yaml()
-// then parse_case_yaml() gives back the same Case, bit for bit.
+// then parse_case_yaml() gives back the same Case, bit for bit; then the
+// layout check that runs before a case file's case (check_layouts).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -43,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     assay::LoadedCase loaded = assay::parse_case_yaml(text, "fuzz_case.yaml", "cases");
     (void)assay::describe(loaded.c);
     round_trip(loaded.c);
+    assay::check_layouts(loaded.c);  // any strides a file can hold: refused by InputError, never UB
   } catch (const assay::InputError&) {
     // the expected outcome for bad input
   } catch (const std::exception& e) {
