@@ -15,6 +15,7 @@
 #include "case/rng.h"
 #include "core/error.h"
 #include "exec/patterns.h"
+#include "gate/gate.h"
 #include "ops/op.h"
 #include "ops/unary/unary_reference.h"
 #include "ops/unary/unary_sweep.h"
@@ -380,4 +381,35 @@ TEST_CASE("rows::block_elements agrees with row_blocks", "[unary]") {
     CHECK(rows::block_elements(s) == most);
   }
   CHECK(rows::block_elements(Shape{false, 1, int64_t(1) << 31, int64_t(1) << 31}) == std::ldexp(1.0, 31));
+}
+
+TEST_CASE("unary: the gate runs the sweep's heavy cases last, cheapest first, the rest in order", "[unary][gate]") {
+  Spec spec;
+  for (auto& f : testing::sample_specs(BackendKind::cuda, "unary"))
+    if (f.filename() == "exp_f32.yaml") spec = load_spec(f);
+  REQUIRE(spec.op == "unary");
+  const Op& op = op_of(spec);
+  // A cuda target with room for the 2^31-element index case.
+  std::vector<Case> sweep = op.sweep(spec, 1, SweepTarget{BackendKind::cuda, 1e12, 1e12});
+  std::vector<Case> light;
+  int heavy = 0;
+  for (const Case& c : sweep) {
+    if (op.case_bytes(c) > kHeavyCaseBytes) ++heavy;
+    else light.push_back(c);
+  }
+  REQUIRE(heavy >= 1);
+  std::vector<Case> ordered = sweep;
+  heavy_cases_last(op, ordered, 0);
+  REQUIRE(ordered.size() == sweep.size());
+  for (size_t i = 0; i < light.size(); ++i) CHECK(ordered[i] == light[i]);
+  for (size_t i = light.size(); i < ordered.size(); ++i) {
+    CHECK(op.case_bytes(ordered[i]) > kHeavyCaseBytes);
+    if (i > light.size()) CHECK(op.case_bytes(ordered[i - 1]) <= op.case_bytes(ordered[i]));
+  }
+  // Cases before `from` (the corpus) stay where they are.
+  std::vector<Case> with_corpus = sweep;
+  with_corpus.insert(with_corpus.begin(), ordered.back());
+  heavy_cases_last(op, with_corpus, 1);
+  CHECK(with_corpus.front() == ordered.back());
+  CHECK(with_corpus[1] == light.front());
 }

@@ -22,7 +22,7 @@ class CaseRun {
   // planned: every call is set up front (plan()), its inputs staged where
   // the candidate's process copies them from; otherwise one call at a time.
   CaseRun(const Op& op, Backend& be, const Case& c, const ExecOptions& opt, bool planned)
-      : op_(op), be_(be), c_(c), opt_(opt), n_(c.tensors.size()), change_(op.sparse_change(c)) {
+      : op_(op), be_(be), c_(c), opt_(opt), n_(c.tensors.size()), planned_(planned), change_(op.sparse_change(c)) {
     const Allocation alloc = opt.exact_alloc ? Allocation::exact : Allocation::guarded;
     t_.resize(n_), init_.resize(n_), snapshots_.resize(n_);
     for (size_t i = 0; i < n_; ++i) {
@@ -190,10 +190,9 @@ class CaseRun {
   // capture of this call stays; one at a time, the live buffers are
   // repainted next, so a device copy.
   void keep_previous(const std::vector<Buffer>& left) {
-    const bool planned = !captures_[0].empty();
     for (size_t i = 0; i < n_; ++i) {
       if (is_input(i)) continue;
-      if (planned) {
+      if (planned_) {
         previous_[i] = left[i];
         continue;
       }
@@ -360,6 +359,7 @@ class CaseRun {
   const Case& c_;
   const ExecOptions& opt_;
   const size_t n_;  // tensors
+  const bool planned_;  // every call set up front (plan()), each one's outputs captured
   std::vector<std::unique_ptr<GuardedTensor>> t_, init_;  // init_: scratch for initial values the kernel reads
   std::vector<Buffer> snapshots_;  // each buffer as it was handed to the candidate (planned: for call 1)
   // planned: the inputs of call 2 and of calls 3 and 4, with snapshots as

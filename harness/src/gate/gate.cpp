@@ -22,8 +22,6 @@ namespace fs = std::filesystem;
 
 // Passing cases small enough to replay under a sanitizer (racecheck costs ~18x).
 constexpr double kSanitizeSampleWork = double(1 << 22);
-// A sweep case holding more backend memory than this is heavy (run last).
-constexpr double kHeavyCaseBytes = double(int64_t(2) << 30);
 struct SampleCase {
   int64_t index;
   Case c;
@@ -216,15 +214,6 @@ class KernelGate {
     return report_.setup_error.empty();
   }
 
-  // The sweep's heavy cases (index limits: GiBs each, seconds a call) run
-  // after its other cases, cheapest first, and before the random ones: a
-  // budget-bound run covers every cheap case whatever the heavy ones cost.
-  void heavy_cases_last(std::vector<Case>::iterator begin, std::vector<Case>::iterator end) const {
-    auto light = [&](const Case& c) { return op_.case_bytes(c) <= kHeavyCaseBytes; };
-    auto heavy = std::stable_partition(begin, end, light);
-    std::stable_sort(heavy, end, [&](const Case& a, const Case& b) { return op_.case_bytes(a) < op_.case_bytes(b); });
-  }
-
   void run_cases_of_kernel() {
     const CaseLimits limits = limits_for(backend_);
     const bool host = backend_.kind() == BackendKind::host;
@@ -235,7 +224,7 @@ class KernelGate {
     // Index cases: cuda, where they fit the device's budget and the host memory left.
     const SweepTarget target{backend_.kind(), double(backend_.memory_budget()), host_.for_cases()};
     for (Case& c : op_.sweep(spec_, opt_.seed, target)) sweep.push_back(std::move(c));
-    heavy_cases_last(sweep.begin() + corpus_size, sweep.end());
+    heavy_cases_last(op_, sweep, size_t(corpus_size));
     const int64_t sweep_size = int64_t(sweep.size()) - corpus_size;
     const int64_t max_cases = opt_.max_cases.value_or(sweep_size + kDefaultRandomCases) + corpus_size;
     const std::map<int64_t, FinishedCase>* done = nullptr;
@@ -398,6 +387,18 @@ class KernelGate {
 };
 
 }  // namespace
+
+void heavy_cases_last(const Op& op, std::vector<Case>& cases, size_t from) {
+  std::vector<std::pair<double, Case>> heavy;
+  size_t light = from;
+  for (size_t i = from; i < cases.size(); ++i) {
+    const double bytes = op.case_bytes(cases[i]);
+    if (bytes > kHeavyCaseBytes) heavy.emplace_back(bytes, std::move(cases[i]));
+    else if (light++ != i) cases[light - 1] = std::move(cases[i]);  // never onto itself
+  }
+  std::stable_sort(heavy.begin(), heavy.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [bytes, c] : heavy) cases[light++] = std::move(c);
+}
 
 KernelReport run_gate(const Spec& spec, Backend& backend, const GateOptions& opt, Reporter& reporter) {
   return KernelGate(spec, backend, opt, reporter).run();

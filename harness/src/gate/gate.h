@@ -7,12 +7,15 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "case/case.h"
 #include "exec/loader.h"
 #include "exec/runner.h"
 #include "report/reporter.h"
 #include "spec/spec.h"
 
 namespace assay {
+
+class Op;
 
 enum class Isolation { worker, in_process };
 
@@ -53,6 +56,14 @@ struct CaseLimits {
   double max_bytes;
 };
 CaseLimits limits_for(const Backend& backend);
+
+// The sweep's heavy cases (more than kHeavyCaseBytes of backend memory: the
+// index-limit cases, GiBs each and seconds a call) moved behind the others
+// from `from` on, cheapest first, the rest in their order: run before the
+// random cases, so a budget-bound run covers every cheap case whatever the
+// heavy ones cost (docs/cases.md, "Heavy cases come last").
+inline constexpr double kHeavyCaseBytes = double(int64_t(2) << 30);
+void heavy_cases_last(const Op& op, std::vector<Case>& cases, size_t from);
 
 // Runs one kernel; never throws for the kernel's or the spec's faults (they
 // land in the report), only InfraError when the backend itself breaks.
