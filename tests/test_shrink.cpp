@@ -217,15 +217,30 @@ TEST_CASE("shrinking stops at its time limit: a huge failing case costs seconds 
   CHECK(unbounded.attempts >= 10);  // without the limit the same failure takes many more steps
 
   // An attempt as long as the longest so far that would end past the limit
-  // is not started: with 100 ms attempts and 0.25 s (the steps' share ends
-  // at 0.1875 s), one attempt, the one re-run, and no probe (it would end at 0.3 s).
+  // is not started: with 120 ms attempts and 0.3 s (the steps' share ends
+  // at 0.225 s), one attempt, the one re-run (it ends at 0.24 s), and no
+  // probe (it would end at 0.36 s).
   probes = 0;
   CaseProbe slower = [&](const Case& c) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     return slow(c);
   };
-  ShrinkResult projected = shrink(op, spec, gemm::to_case(start), failing, slower, 400, 0.25);
+  ShrinkResult projected = shrink(op, spec, gemm::to_case(start), failing, slower, 400, 0.3);
   CHECK(projected.attempts >= 1);
   CHECK(probes <= 3);
   CHECK(projected.reruns == 1);
+
+  // The failing case's own time is the first guess: a case that took 0.3 s
+  // to fail starts no attempt and no re-run within 0.25 s (the limit holds
+  // from the first run on, not from the second).
+  probes = 0;
+  CaseOutcome slow_failing = failing;
+  slow_failing.seconds = 0.3;
+  ShrinkResult guessed = shrink(op, spec, gemm::to_case(start), slow_failing, slower, 400, 0.25);
+  CHECK(probes == 0);
+  CHECK(guessed.attempts == 0);
+  CHECK(guessed.reruns == 0);
+  CHECK_FALSE(guessed.flaky);
+  CHECK(guessed.shrunk == gemm::to_case(start));
+  CHECK_THAT(explain(guessed), Catch::Matchers::Contains("not re-run"));
 }

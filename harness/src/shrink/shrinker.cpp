@@ -49,7 +49,7 @@ std::vector<int64_t> sizes_of(const Case& c) {
 ShrinkResult shrink(const Op& op, const Spec& spec, const Case& failing, const CaseOutcome& original,
                     const CaseProbe& probe, int max_attempts, double max_seconds) {
   shrink_detail::Trials s(op, spec, probe, failing, original.verdict, max_attempts, max_seconds,
-                          kAfterShare * std::min(max_seconds, 1e9));
+                          kAfterShare * std::min(max_seconds, 1e9), original.seconds);
   Case best = failing;
   CaseOutcome best_outcome = original;
   auto take = [&](const Case& c) {
@@ -93,7 +93,8 @@ ShrinkResult shrink(const Op& op, const Spec& spec, const Case& failing, const C
     }
   }
   // Last, the values: the fewest input elements that must be nonzero.
-  std::string nonzeros = shrink_detail::cut_nonzeros(op, best, take);
+  // (Not once the attempts are spent: listing a huge tensor's positions alone takes seconds.)
+  std::string nonzeros = s.exhausted() ? std::string() : shrink_detail::cut_nonzeros(op, best, take);
   ShrinkResult r;
   r.shrunk = best, r.outcome = best_outcome, r.attempts = s.attempts();
   // Re-run three times: a failure that does not always come back is flaky.
@@ -102,7 +103,8 @@ ShrinkResult shrink(const Op& op, const Spec& spec, const Case& failing, const C
   const bool late = s.out_of_time();
   r.stopped = s.stopped();
   try {  // a probe stopped at the run's deadline ends the re-runs and notes, keeping the shrunk case
-    for (r.reruns = 0; !r.stopped && r.reruns < (late ? 1 : 3); ++r.reruns)
+    // Like every run here, a re-run starts only when it can end within the limit.
+    for (r.reruns = 0; !r.stopped && r.reruns < (late ? 1 : 3) && !clock.out_of_time(); ++r.reruns)
       r.reproduced += clock.run(probe, best).verdict == original.verdict;
     r.flaky = r.reproduced < r.reruns;
     // Which properties matter, within what is left of the time limit. A flaky
@@ -114,6 +116,7 @@ ShrinkResult shrink(const Op& op, const Spec& spec, const Case& failing, const C
     r.flaky = r.reproduced < r.reruns;
   }
   if (!nonzeros.empty()) r.notes.push_back(nonzeros);
+  if (r.reruns == 0 && !r.stopped) r.notes.push_back("not re-run: no time was left for another run of a case this size");
   if (r.stopped) r.notes.push_back("shrinking stopped at the run's deadline: the smallest failing case found by then");
   return r;
 }

@@ -17,11 +17,16 @@ bool inside_spec(const Op& op, const Spec& spec, const Case& c);
 // A time limit for case runs that may take seconds each (huge cases): no run
 // is started that would end past it, judging by the longest so far, so the
 // limit holds to within misjudging one run rather than overrunning by one.
+// `first_guess`: seconds the first run is expected to take before any has
+// run here (the failing case's own time: a probe of the same size costs as
+// much, and a 2^31-element case must not start a shrink it cannot finish).
 class RunClock {
  public:
-  explicit RunClock(double max_seconds)
+  explicit RunClock(double max_seconds, double first_guess = 0)
       : deadline_(std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                         std::chrono::duration<double>(std::min(max_seconds, 1e9)))) {}
+                                                         std::chrono::duration<double>(std::min(max_seconds, 1e9)))),
+        longest_(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(std::clamp(first_guess, 0.0, 1e9)))) {}
   // `reserve`: seconds before the deadline kept for later runs (the property probes).
   bool out_of_time(double reserve = 0) const {
     return std::chrono::steady_clock::now() + longest_ +
@@ -44,9 +49,11 @@ class Trials {
  public:
   // `failing` is known to fail: it is not run again. The last `reserve`
   // seconds of the limit are left to whatever runs after the trials.
+  // `failing_seconds`: how long the failing case took (RunClock's first guess).
   Trials(const Op& op, const Spec& spec, const CaseProbe& probe, const Case& failing, Verdict target,
-         int max_attempts, double max_seconds, double reserve = 0)
-      : op_(op), spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts), clock_(max_seconds),
+         int max_attempts, double max_seconds, double reserve = 0, double failing_seconds = 0)
+      : op_(op), spec_(spec), probe_(probe), target_(target), max_attempts_(max_attempts),
+        clock_(max_seconds, failing_seconds),
         reserve_(reserve) {
     tried_.insert(key(failing));
   }
