@@ -5,11 +5,12 @@
 #   [FAMILY=gemm] bash scripts/gpu-zoo.sh BIN_DIR OUT_DIR [G] [BUDGET]
 # FAMILY: one or more zoo folders under generated_kernels/ (gemm, softmax,
 # custom, hostile, layernorm, rmsnorm, reduce, unary), space-separated, or
-# "all" (every folder but needle); the reports are named after them
+# "all" (every folder but needle); ZOO_TIMEOUT: seconds per shard (560).
+# The reports are named after them
 # (zoo-FAMILY-cuda-G.json, the names joined by "+").
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BIN=$1 OUT=$2 G=${3:-3} BUDGET=${4:-60} FAMILY=${FAMILY:-gemm}
+BIN=$1 OUT=$2 G=${3:-3} BUDGET=${4:-60} FAMILY=${FAMILY:-gemm} ZOO_TIMEOUT=${ZOO_TIMEOUT:-560}
 export ASSAY_SOURCE_DIR=$PWD
 mkdir -p "$OUT"
 if [ "$FAMILY" = all ]; then
@@ -21,7 +22,7 @@ mapfile -t specs < <(for f in "${families[@]}"; do ls generated_kernels/"$f"/cud
 for g in $(seq 0 $((G - 1))); do
   group=()
   for i in "${!specs[@]}"; do [ $((i % G)) -eq "$g" ] && group+=("${specs[$i]}"); done
-  timeout 560 "$BIN/assay" zoo "${group[@]}" --backend cuda --budget "$BUDGET" --out "$OUT" \
+  timeout "$ZOO_TIMEOUT" "$BIN/assay" zoo "${group[@]}" --backend cuda --budget "$BUDGET" --out "$OUT" \
     --json "$OUT/zoo-$FAMILY-cuda-$g.json" --markdown "$OUT/zoo-$FAMILY-cuda-$g.md" \
     --cases-out "/tmp/zoo-cases-$FAMILY-$g" --cache-dir /tmp/zoo-cache-$g > "$OUT/zoo-$FAMILY-cuda-$g.log" 2>&1 &
 done
