@@ -49,6 +49,10 @@ struct Named {
   bool operator==(const Named& o) const { return name == o.name && value == o.value; }
 };
 
+// A bench shape (assay bench): values of an op's sizes by name, from a
+// spec's `bench:` list, a --shapes file, or the op's defaults.
+using BenchShape = std::vector<Named<int64_t>>;
+
 struct Case {
   std::string op;
   std::vector<Named<int64_t>> sizes;   // in the op's order, e.g. m, n, k

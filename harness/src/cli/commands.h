@@ -16,6 +16,7 @@ Command add_shrink(CLI::App& app);
 Command add_fuzz(CLI::App& app);
 Command add_corpus(CLI::App& app);
 Command add_zoo(CLI::App& app);
+Command add_bench(CLI::App& app);
 
 // --host-memory-limit's check: a positive number of GiB, said plainly when not.
 inline CLI::Validator positive_gib() {

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   auto fuzz = assay::cli::add_fuzz(app);
   auto corpus = assay::cli::add_corpus(app);
   auto zoo = assay::cli::add_zoo(app);
+  auto bench = assay::cli::add_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("fuzz")) return fuzz();
     if (app.got_subcommand("corpus")) return corpus();
     if (app.got_subcommand("zoo")) return zoo();
+    if (app.got_subcommand("bench")) return bench();
     return repro();
   } catch (const assay::InputError& e) {
     fmt::print(stderr, "assay: {}\n", e.what());

@@ -350,21 +350,7 @@ class CaseRun {
     return v;
   }
 
-  std::string summary(const CompareStats& s) const {
-    std::string d = fmt::format("{} of {} elements bad", s.bad, s.checked);
-    if (s.unwritten) d += fmt::format(" ({} unwritten)", s.unwritten);
-    if (s.bad_class) d += fmt::format(" ({} NaN/Inf class)", s.bad_class);
-    d += fmt::format(", max {:.3g} ulp, max bound ratio {:.3g}", s.max_ulps, s.max_ratio);
-    if (!s.first_bad.empty()) {
-      auto& e = s.first_bad.front();
-      d += fmt::format("; first {}[{},{}] expected {:.9g} got {:.9g}", element_tensor(e), e.row, e.col, e.expected,
-                       e.got);
-    }
-    return d;
-  }
-  std::string element_tensor(const BadElement& e) const {
-    return e.tensor >= 0 && size_t(e.tensor) < n_ ? c_.tensors[size_t(e.tensor)].name : "?";
-  }
+  std::string summary(const CompareStats& s) const { return describe_bad(s, c_); }
 
   const Op& op_;
   Backend& be_;
@@ -394,6 +380,19 @@ class CaseRun {
 };
 
 }  // namespace
+
+std::string describe_bad(const CompareStats& s, const Case& c) {
+  std::string d = fmt::format("{} of {} elements bad", s.bad, s.checked);
+  if (s.unwritten) d += fmt::format(" ({} unwritten)", s.unwritten);
+  if (s.bad_class) d += fmt::format(" ({} NaN/Inf class)", s.bad_class);
+  d += fmt::format(", max {:.3g} ulp, max bound ratio {:.3g}", s.max_ulps, s.max_ratio);
+  if (!s.first_bad.empty()) {
+    auto& e = s.first_bad.front();
+    const std::string tensor = e.tensor >= 0 && size_t(e.tensor) < c.tensors.size() ? c.tensors[size_t(e.tensor)].name : "?";
+    d += fmt::format("; first {}[{},{}] expected {:.9g} got {:.9g}", tensor, e.row, e.col, e.expected, e.got);
+  }
+  return d;
+}
 
 bool plannable(const Op& op, const Case& c) { return op.plannable(c); }
 

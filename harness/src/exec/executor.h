@@ -82,6 +82,9 @@ inline bool planning_pays(BackendKind kind) { return kind == BackendKind::cuda; 
 void confirm_cached(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt,
                     CaseOutcome& out);
 
+// One line on a judged call's bad elements: how many, the worst, the first.
+std::string describe_bad(const CompareStats& s, const Case& c);
+
 // Throws InfraError when the backend cannot hold the case or breaks.
 CaseOutcome run_case(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt);
 

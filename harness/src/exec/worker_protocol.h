@@ -14,6 +14,8 @@ inline constexpr int kMaxTensors = 8, kMaxScalars = 16, kMaxDims = 6;
 // next call's inputs).
 inline constexpr int kMaxBuffers = 32, kMaxCopies = 16;
 inline constexpr int kMaxForget = 64;
+// A timed batch (assay bench): at most this many calls, over at most this many input sets.
+inline constexpr int kMaxTimed = 256, kMaxSets = 4;
 
 struct Tensor {
   int32_t ndim = 0;
@@ -36,7 +38,8 @@ struct Copy {
 // mappings of the buffers forget_ids names and answers, so that the harness
 // may free them (CUDA forbids freeing a buffer another process has open)
 // without stopping the worker and losing what the candidate keeps in it.
-enum class RequestKind : int32_t { call = 0, forget = 1 };
+// A request of kind timed is a batch of calls for assay bench (below).
+enum class RequestKind : int32_t { call = 0, forget = 1, timed = 2 };
 
 struct CallRequest {
   RequestKind kind = RequestKind::call;
@@ -58,6 +61,26 @@ struct CallRequest {
   // on the GPU between them (exec/executor.h).
   int32_t num_copies = 0;
   Copy copies[kMaxCopies];
+
+  // Kind timed: `timed_calls` calls back to back, on the device in stream
+  // order. Before call i: set i % num_sets's copies (copies[set_begin[s]]
+  // up to copies[set_begin[s + 1]]: its inputs and the outputs' initial
+  // bytes into the live buffers), then the flush buffer overwritten (cold
+  // runs; -1: none); then the call between two timestamps; right after the
+  // second, each distinct output buffer (in tensor order) copied into the
+  // capture buffer at i * capture_stride plus the bytes of the ones before.
+  // no_call: the same steps without the call (what the harness's own steps cost).
+  int32_t timed_calls = 0, num_sets = 0, set_begin[kMaxSets + 1] = {};
+  int32_t flush_buffer = -1, capture_buffer = -1, no_call = 0;
+  uint64_t capture_stride = 0;
+};
+
+// After a timed batch's Reply: the worker's timestamps, seconds. call_s[i]
+// is call i's, span_s from the first call's start to the last one's end.
+struct Timings {
+  int32_t calls = 0;  // made (fewer when one failed)
+  double span_s = 0;
+  double call_s[kMaxTimed] = {};
 };
 
 // How a call ended, as the worker saw it.

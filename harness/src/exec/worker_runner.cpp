@@ -271,7 +271,67 @@ RunStatus WorkerRunner::await_reply(double timeout_s) {
   return RunStatus{RunEnd::crashed, reply.code, message};
 }
 
-void WorkerRunner::describe_buffers(const CallStep& step, wire::CallRequest& req, int* fds) {
+BatchTimes WorkerRunner::time_batch(const TimedBatch& b) {
+  BatchTimes out;
+  if (b.calls < 1 || b.calls > wire::kMaxTimed || b.sets.empty() || b.sets.size() > size_t(wire::kMaxSets))
+    throw InfraError("a timed batch outside the worker protocol's limits");
+  if (pid_ < 0) {
+    if (std::string why = start(); !why.empty()) {
+      if (device_out_of_memory_) throw OutOfMemory("the worker cannot set up the device: " + why);
+      if (device_unavailable_) throw InfraError("the worker cannot set up the device: " + why);
+      out.status = RunStatus{RunEnd::crashed, 0, why};
+      return out;
+    }
+  }
+  CallStep step{b.call, b.timeout_s, {}};
+  std::vector<int32_t> begin;
+  for (const auto& set : b.sets) {
+    begin.push_back(int32_t(step.copies.size()));
+    step.copies.insert(step.copies.end(), set.begin(), set.end());
+  }
+  begin.push_back(int32_t(step.copies.size()));
+  if (step.copies.size() > size_t(wire::kMaxCopies)) throw InfraError("a timed batch with too many copies");
+  wire::CallRequest req;
+  req.kind = wire::RequestKind::timed;
+  const assay_call& call = *b.call;
+  std::snprintf(req.op, sizeof req.op, "%s", call.op);
+  req.num_inputs = call.num_inputs, req.num_outputs = call.num_outputs, req.num_scalars = call.num_scalars;
+  if (call.num_inputs + call.num_outputs > wire::kMaxTensors || call.num_scalars > wire::kMaxScalars)
+    throw InfraError("call too large for the worker protocol");
+  std::copy(call.scalars, call.scalars + call.num_scalars, req.scalars);
+  int fds[wire::kMaxBuffers];
+  std::vector<Buffer> extra = {b.capture};
+  if (b.flush.data) extra.push_back(b.flush);
+  int index[2] = {-1, -1};
+  describe_buffers(step, req, fds, extra, index);
+  req.timed_calls = b.calls, req.num_sets = int32_t(b.sets.size());
+  std::copy(begin.begin(), begin.end(), req.set_begin);
+  req.capture_buffer = index[0], req.flush_buffer = b.flush.data ? index[1] : -1;
+  req.capture_stride = b.capture_stride, req.no_call = b.no_call ? 1 : 0;
+  if (std::string e = backend_.synchronize(); !e.empty()) throw InfraError("before a timed batch: " + e);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  if (!wire::send_message(sock_, &req, sizeof req, fds, backend_.kind() == BackendKind::host ? req.num_buffers : 0)) {
+    out.status = reap("a timed batch");
+    return out;
+  }
+  out.status = await_reply(b.timeout_s);
+  if (out.status.end == RunEnd::crashed && pid_ < 0) return out;  // gone: no timings follow
+  if (out.status.end == RunEnd::timed_out) return out;
+  wire::Timings t;
+  pollfd p{sock_, POLLIN, 0};
+  if (pid_ < 0 || poll(&p, 1, 10000) <= 0 || !wire::recv_message(sock_, &t, sizeof t, nullptr, 0, nullptr)) {
+    if (pid_ >= 0) out.status = reap("a timed batch");
+    return out;
+  }
+  out.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  out.span_s = t.span_s;
+  out.call_s.assign(t.call_s, t.call_s + std::clamp(t.calls, 0, wire::kMaxTimed));
+  return out;
+}
+
+void WorkerRunner::describe_buffers(const CallStep& step, wire::CallRequest& req, int* fds,
+                                    std::span<const Buffer> extra, int* extra_index) {
   uint64_t keys[wire::kMaxBuffers];  // fd or allocation id: one entry per distinct buffer
   auto index_of = [&](const Buffer& b) {
     const uint64_t key = b.fd >= 0 ? uint64_t(b.fd) : b.id;
@@ -305,6 +365,7 @@ void WorkerRunner::describe_buffers(const CallStep& step, wire::CallRequest& req
     wire::Copy& w = req.copies[req.num_copies++];
     w.dst = index_of(c.dst), w.src = index_of(c.src), w.bytes = c.dst.bytes;
   }
+  for (size_t i = 0; i < extra.size(); ++i) extra_index[i] = index_of(extra[i]);
 }
 
 }  // namespace assay

@@ -10,6 +10,8 @@
 #include <atomic>
 
 #include <filesystem>
+#include <span>
+#include <vector>
 
 #include "backend/backend.h"
 #include "exec/runner.h"
@@ -34,6 +36,27 @@ struct WorkerProfile {
   double before = 0;      // the harness's synchronize before each call
   double round_trip = 0;  // first request sent to last reply read, all of the worker's part included
   double run = 0, wait = 0, check = 0;  // the worker's own: assay_run, its work, the order check
+};
+
+// A timed batch of assay bench: `calls` calls back to back in the worker,
+// each after its input set's copies (call i: sets[i % sets.size()]) and,
+// for cold runs, the flush buffer overwritten; each call's outputs captured
+// right after it (exec/worker_protocol.h, kind timed).
+struct TimedBatch {
+  const assay_call* call = nullptr;
+  int calls = 0;
+  std::vector<std::vector<BufferCopy>> sets;
+  Buffer flush;  // data nullptr: none (hot runs)
+  Buffer capture;
+  size_t capture_stride = 0;
+  bool no_call = false;  // the steps alone: what the harness's own work costs
+  double timeout_s = 60;
+};
+struct BatchTimes {
+  RunStatus status;
+  std::vector<double> call_s;  // per call made, the worker's timestamps
+  double span_s = 0;           // the worker's: the first call's start to the last one's end
+  double wall_s = 0;           // the harness's own clock: request sent to timings read
 };
 
 class WorkerRunner final : public Runner {
@@ -65,6 +88,9 @@ class WorkerRunner final : public Runner {
   // frees them) and stays; it is stopped only when it does not answer.
   void forget(const std::vector<uint64_t>& ids);
   const WorkerProfile& profile() const { return profile_; }
+  // One timed batch (assay bench). Throws InfraError when it cannot be
+  // described to the worker; a call that fails ends the batch (status).
+  BatchTimes time_batch(const TimedBatch& batch);
   void reset_profile() { profile_ = {}; }
 
  private:
@@ -74,7 +100,9 @@ class WorkerRunner final : public Runner {
   RunStatus await_reply(double timeout_s);  // the next call's answer, or how the worker ended
   // The request's buffer table (fds on the host, ids and IPC handles on
   // cuda), the tensors' places in it and the copies.
-  void describe_buffers(const CallStep& step, wire::CallRequest& req, int* fds);
+  // `extra`: more buffers for the table; their indices go to extra_index.
+  void describe_buffers(const CallStep& step, wire::CallRequest& req, int* fds,
+                        std::span<const Buffer> extra = {}, int* extra_index = nullptr);
 
   Backend& backend_;
   WorkerOptions opt_;

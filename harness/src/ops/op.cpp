@@ -99,6 +99,17 @@ std::unique_ptr<EvalContext> Op::context(const Case& c) const { return case_cont
 
 bool Op::plannable(const Case& c) const { return work(c) <= double(1 << 24) && case_bytes(c) <= double(1 << 20); }
 
+BenchCost Op::bench_cost(const Case& c) const {
+  BenchCost cost;
+  for (int i = 0; i < int(c.tensors.size()); ++i) {
+    const TensorGeom g = c.geom(i);
+    const double bytes = double(g.count()) * double(dtype_bytes(g.dtype));
+    const bool input = c.tensors[size_t(i)].role == Role::input;
+    cost.bytes += input ? bytes : bytes * (reads_initial(c, i) ? 2 : 1);
+  }
+  return cost;
+}
+
 bool Op::reads_initial(const Case& c, int tensor) const { return c.tensors[size_t(tensor)].role == Role::inout; }
 
 bool Op::is_huge(const Case& c, const CodecLimits& lim) const {

@@ -83,6 +83,15 @@ struct CodecLimits {
   double max_huge_work = 0;
 };
 
+// The least work any correct kernel does for a case, the floor of the
+// roofline (assay bench, docs/bench.md): floating-point operations, and the
+// bytes it must move at least (every input read once, every output written
+// once, an initial value the kernel reads read once).
+struct BenchCost {
+  double flops = 0;  // 0: not counted for this op (no compute floor)
+  double bytes = 0;
+};
+
 class Op {
  public:
   virtual ~Op() = default;
@@ -149,6 +158,13 @@ class Op {
   virtual Case mutate(const Case& c, uint64_t random, const CodecLimits& lim) const = 0;
   virtual std::vector<Case> seed_cases(const Spec& spec) const = 0;
   virtual bool is_huge(const Case& c, const CodecLimits& lim) const;
+
+  // ---- speed (assay bench, docs/bench.md)
+  // Realistic shapes to time when neither the spec nor the command names any.
+  virtual std::vector<BenchShape> bench_shapes() const { return {}; }
+  // By default no flops, and the bytes of every tensor's elements (plus the
+  // initial values read).
+  virtual BenchCost bench_cost(const Case& c) const;
 
   // ---- baselines (baseline/): the published checkers' rules for this op
   // ("kernelbench", "tutorial", "assert_close"), as each is written for it.

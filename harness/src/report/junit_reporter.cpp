@@ -9,7 +9,6 @@
 #include "report/reporter.h"
 
 namespace assay {
-namespace {
 
 std::string xml_escape(std::string_view s) {
   std::string out;
@@ -27,6 +26,8 @@ std::string xml_escape(std::string_view s) {
   }
   return out;
 }
+
+namespace {
 
 class JunitReporter final : public Reporter {
  public:

@@ -2,6 +2,8 @@
 // (console, JSON, JUnit). A new format touches nothing else.
 #pragma once
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "report/kernel_report.h"
@@ -35,5 +37,8 @@ class ReporterSet final : public Reporter {
 std::unique_ptr<Reporter> make_console_reporter(bool expect_mode, bool quiet);
 std::unique_ptr<Reporter> make_json_reporter(std::filesystem::path file);
 std::unique_ptr<Reporter> make_junit_reporter(std::filesystem::path file, bool expect_mode);
+
+// Text made safe for XML content and attributes (JUnit files).
+std::string xml_escape(std::string_view s);
 
 }  // namespace assay

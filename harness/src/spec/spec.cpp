@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "bench/bench_shapes.h"
 #include "core/error.h"
 #include "core/yaml_input.h"
 #include "judge/verdict.h"
@@ -79,6 +80,14 @@ void read_optional(const Fields& top, Spec& s) {
   if (auto* f = top.optional("expect")) {
     s.expect = top.string(*f);
     if (!parse_verdict(s.expect)) top.fail(*f, quote(s.expect) + " is not 'pass' or a verdict name");
+  }
+  if (auto* f = top.optional("bench")) s.bench = bench::read_shapes(f->value, top.file(), f->key, f->line);
+  if (auto* f = top.optional("bench_expect")) {
+    s.bench_expect = top.string(*f);
+    const bool speed = s.bench_expect == "FASTER" || s.bench_expect == "SLOWER" || s.bench_expect == "SAME";
+    const bool own = s.bench_expect == "timing_escape" || s.bench_expect == "impossible_speed";
+    if (!speed && !own && (!parse_verdict(s.bench_expect) || s.bench_expect == "pass"))
+      top.fail(*f, quote(s.bench_expect) + " is not FASTER, SLOWER, SAME, timing_escape, impossible_speed or a verdict name");
   }
   if (auto* f = top.optional("flags"))
     for (auto& [flag, line] : top.strings(*f)) s.flags.push_back(flag);

@@ -44,6 +44,10 @@ struct Spec {
   std::string expect;               // empty, "pass", or a verdict name
   std::vector<std::string> flags;   // extra compiler flags
   std::vector<std::string> libs;    // extra libraries to link, e.g. "cublas"
+  // assay bench (docs/bench.md): the shapes to time, and the verdict a
+  // planted cheat expects there (empty: none).
+  std::vector<BenchShape> bench;
+  std::string bench_expect;
   // The whole file, for the op's own keys (softmax's `math`, custom's
   // `tensors`); the op reads and checks them when it is made.
   YAML::Node yaml;
@@ -59,7 +63,7 @@ struct Spec {
 // The keys every spec may have, whatever its op.
 inline constexpr std::string_view kGenericSpecKeys[] = {
     "name", "op", "backend", "source", "entry", "dtypes", "compute", "subnormals", "requires",
-    "deterministic", "expect", "flags", "libs"};
+    "deterministic", "expect", "flags", "libs", "bench", "bench_expect"};
 
 // Reads and validates a spec. Throws InputError "FILE:LINE: key 'X': problem"
 // for unknown keys, wrong types, missing files and bad expressions.

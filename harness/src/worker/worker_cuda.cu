@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "worker/process_memory.h"
 #include "worker/worker_device.h"
@@ -163,6 +164,34 @@ class CudaDevice final : public WorkerDevice {
     return cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes < kFullBelow;
   }
 
+  // Timed batches: stream-ordered copies and flushes, events as timestamps.
+  void queue_copy(void* dst, const void* src, size_t bytes) override {
+    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_);
+  }
+  void queue_flush(void* p, size_t bytes, unsigned salt) override { cudaMemsetAsync(p, int(salt & 0xff), bytes, stream_); }
+  std::string prepare_marks(int n) override {
+    while (int(events_.size()) < n) {
+      cudaEvent_t e;
+      if (cudaError_t r = cudaEventCreate(&e); r != cudaSuccess) return "worker: cannot create an event: " + describe(r);
+      events_.push_back(e);
+    }
+    return {};
+  }
+  void mark(int i) override { cudaEventRecord(events_[size_t(i)], stream_); }
+  std::string finish_batch(bool& context_lost) override {
+    // Every stream: work the candidate left elsewhere is part of the batch's wall time.
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    context_lost = e != cudaSuccess && (sticky(e) || cudaDeviceSynchronize() != cudaSuccess);
+    if (e != cudaSuccess) cudaGetLastError();
+    return e == cudaSuccess ? std::string{} : describe(e);
+  }
+  double seconds_between(int a, int b) override {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, events_[size_t(a)], events_[size_t(b)]) != cudaSuccess) return -1;
+    return double(ms) / 1e3;
+  }
+
   wire::CallEnd after_call(const wire::CallRequest& req, const Bases& base, std::string& message,
                            double& check_s) override {
     cudaError_t launch = cudaGetLastError();
@@ -259,6 +288,7 @@ class CudaDevice final : public WorkerDevice {
   int device_;
   size_t limit_;
   cudaStream_t stream_ = nullptr;
+  std::vector<cudaEvent_t> events_;  // a timed batch's timestamps
   std::map<uint64_t, void*> opened_;  // allocation id -> this process's mapping
   unsigned char* staging_ = nullptr;
   size_t staging_bytes_ = 0;

@@ -40,6 +40,17 @@ class WorkerDevice {
   // was full. Then the failure is the machine's on a shared GPU, not the
   // candidate's.
   virtual bool memory_was_short(bool /*call_failed*/) { return false; }
+  // ---- timed batches (assay bench): work queued in the call's stream order
+  // (host: done at once). The timestamps are the worker's, so the candidate
+  // can reach them: the harness checks them against its own clock.
+  virtual void queue_copy(void* dst, const void* src, size_t bytes) = 0;
+  virtual void queue_flush(void* p, size_t bytes, unsigned salt) = 0;  // overwrites p (evicts caches)
+  virtual std::string prepare_marks(int n) = 0;  // room for n timestamps; "" or why not
+  virtual void mark(int i) = 0;                  // timestamp i, when the stream reaches it
+  // Waits for all of the batch's work (every stream); "" or the error.
+  virtual std::string finish_batch(bool& context_lost) = 0;
+  virtual double seconds_between(int a, int b) = 0;  // mark b minus mark a
+
   // Something the harness should tell its user once (a limit it cannot enforce).
   virtual const std::string& note() const {
     static const std::string none;

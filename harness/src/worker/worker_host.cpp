@@ -6,7 +6,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "worker/worker_device.h"
 
@@ -25,7 +27,27 @@ class HostDevice final : public WorkerDevice {
       const int b = req.tensors[i].buffer;
       if (!base[b] && !(base[b] = map_one(req, b))) return "worker: cannot map a buffer";
     }
+    // A timed batch's copies run between its calls: every buffer is mapped.
+    if (req.kind == wire::RequestKind::timed)
+      for (int b = 0; b < req.num_buffers; ++b)
+        if (!base[b] && !(base[b] = map_one(req, b))) return "worker: cannot map a buffer";
     return {};
+  }
+
+  // On the host the work of a call is done when it returns.
+  void queue_copy(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void queue_flush(void* p, size_t bytes, unsigned salt) override { std::memset(p, int(salt & 0xff), bytes); }
+  std::string prepare_marks(int n) override {
+    marks_.assign(size_t(n), {});
+    return {};
+  }
+  void mark(int i) override { marks_[size_t(i)] = std::chrono::steady_clock::now(); }
+  std::string finish_batch(bool& context_lost) override {
+    context_lost = false;
+    return {};
+  }
+  double seconds_between(int a, int b) override {
+    return std::chrono::duration<double>(marks_[size_t(b)] - marks_[size_t(a)]).count();
   }
 
   // The candidate's work is done when it returns: only the copies are left.
@@ -58,6 +80,7 @@ class HostDevice final : public WorkerDevice {
     return p == MAP_FAILED ? nullptr : p;
   }
   const int* fds_ = nullptr;  // the current call's, from map()
+  std::vector<std::chrono::steady_clock::time_point> marks_;
 };
 
 }  // namespace

@@ -52,28 +52,107 @@ bool well_formed(const CallRequest& req) {
   return true;
 }
 
-// Serves one call; returns false when the worker must leave (context lost).
-bool serve(int sock, assay_run_fn run, WorkerDevice& dev, const CallRequest& req, const int* fds, int nfds) {
-  Bases base = {};
-  std::string why = well_formed(req) ? dev.map(req, fds, nfds, base) : "worker: malformed call request";
-  bool stay = true;
-  if (!why.empty()) {
-    reply(sock, -1, CallEnd::returned, why);
-  } else {
-    DLTensor tensors[kMaxTensors] = {};
-    int64_t shapes[kMaxTensors][kMaxDims], strides[kMaxTensors][kMaxDims];
+bool well_formed_batch(const CallRequest& req) {
+  if (req.timed_calls < 1 || req.timed_calls > kMaxTimed || req.num_sets < 1 || req.num_sets > kMaxSets ||
+      req.capture_buffer < 0 || req.capture_buffer >= req.num_buffers || req.flush_buffer >= req.num_buffers)
+    return false;
+  for (int s = 0; s < req.num_sets; ++s)
+    if (req.set_begin[s] < 0 || req.set_begin[s] > req.set_begin[s + 1]) return false;
+  if (req.set_begin[req.num_sets] != req.num_copies) return false;
+  // The captures must fit: each call's outputs at i * stride.
+  uint64_t outputs = 0;
+  bool seen[kMaxBuffers] = {};
+  for (int i = req.num_inputs; i < req.num_inputs + req.num_outputs; ++i)
+    if (!seen[req.tensors[i].buffer]) seen[req.tensors[i].buffer] = true, outputs += req.buffer_bytes[req.tensors[i].buffer];
+  return outputs <= req.capture_stride &&
+         uint64_t(req.timed_calls) * req.capture_stride <= req.buffer_bytes[req.capture_buffer];
+}
+
+// The views of one call's tensors over the mapped buffers.
+struct Views {
+  DLTensor tensors[kMaxTensors] = {};
+  int64_t shapes[kMaxTensors][kMaxDims], strides[kMaxTensors][kMaxDims];
+  char op[sizeof(CallRequest::op) + 1] = {};
+  Views(const CallRequest& req, const Bases& base, DLDevice device) {
     for (int i = 0; i < req.num_inputs + req.num_outputs; ++i) {
       const Tensor& t = req.tensors[i];
       std::memcpy(shapes[i], t.shape, sizeof t.shape);
       std::memcpy(strides[i], t.strides, sizeof t.strides);
-      tensors[i] = DLTensor{static_cast<char*>(base[t.buffer]) + t.data_offset, dev.device(), t.ndim,
+      tensors[i] = DLTensor{static_cast<char*>(base[t.buffer]) + t.data_offset, device, t.ndim,
                             DLDataType{t.code, t.bits, t.lanes}, shapes[i], t.has_strides ? strides[i] : nullptr,
                             t.byte_offset};
     }
-    char op[sizeof req.op + 1] = {};
     std::memcpy(op, req.op, sizeof req.op);
-    assay_call call{ASSAY_ABI_VERSION, op, req.num_inputs, tensors, req.num_outputs, tensors + req.num_inputs,
-                    req.num_scalars, req.scalars, dev.stream(), nullptr, 0};
+  }
+  assay_call call(const CallRequest& req, void* stream) {
+    return assay_call{ASSAY_ABI_VERSION, op, req.num_inputs, tensors, req.num_outputs, tensors + req.num_inputs,
+                      req.num_scalars, req.scalars, stream, nullptr, 0};
+  }
+};
+
+// A timed batch (assay bench; the steps are in worker_protocol.h). Replies,
+// then sends the Timings. Returns false when the worker must leave.
+bool serve_batch(int sock, assay_run_fn run, WorkerDevice& dev, const CallRequest& req, const Bases& base) {
+  Views views(req, base, dev.device());
+  assay_call call = views.call(req, dev.stream());
+  const int n = req.timed_calls;
+  if (std::string why = dev.prepare_marks(2 * n); !why.empty()) {
+    reply(sock, -1, CallEnd::returned, why);
+    return true;
+  }
+  int outputs[kMaxBuffers], num_outputs = 0;  // distinct output buffers, in tensor order
+  for (int i = req.num_inputs; i < req.num_inputs + req.num_outputs; ++i) {
+    const int b = req.tensors[i].buffer;
+    bool seen = false;
+    for (int k = 0; k < num_outputs; ++k) seen |= outputs[k] == b;
+    if (!seen) outputs[num_outputs++] = b;
+  }
+  auto* capture = static_cast<unsigned char*>(base[req.capture_buffer]);
+  int code = 0, made = 0;
+  for (int i = 0; i < n && code == 0; ++i, ++made) {
+    const int set = i % req.num_sets;
+    for (int c = req.set_begin[set]; c < req.set_begin[set + 1]; ++c)
+      dev.queue_copy(base[req.copies[c].dst], base[req.copies[c].src], req.copies[c].bytes);
+    if (req.flush_buffer >= 0) dev.queue_flush(base[req.flush_buffer], req.buffer_bytes[req.flush_buffer], unsigned(i));
+    dev.mark(2 * i);
+    if (!req.no_call) code = run(&call);
+    dev.mark(2 * i + 1);
+    uint64_t at = uint64_t(i) * req.capture_stride;
+    for (int k = 0; k < num_outputs; ++k) {
+      dev.queue_copy(capture + at, base[outputs[k]], req.buffer_bytes[outputs[k]]);
+      at += req.buffer_bytes[outputs[k]];
+    }
+  }
+  bool lost = false;
+  const std::string error = dev.finish_batch(lost);
+  Timings t;
+  t.calls = made;
+  if (error.empty() && made > 0) {
+    t.span_s = dev.seconds_between(0, 2 * made - 1);
+    for (int i = 0; i < made; ++i) t.call_s[i] = dev.seconds_between(2 * i, 2 * i + 1);
+  }
+  const CallEnd end = lost ? CallEnd::fatal : error.empty() ? CallEnd::returned : CallEnd::device_error;
+  reply(sock, code, end, error.empty() ? "" : error + (lost ? " (sticky: the worker's CUDA context is lost)" : ""));
+  if (!send_message(sock, &t, sizeof t, nullptr, 0)) std::_Exit(2);
+  return !lost;
+}
+
+// Serves one call; returns false when the worker must leave (context lost).
+bool serve(int sock, assay_run_fn run, WorkerDevice& dev, const CallRequest& req, const int* fds, int nfds) {
+  Bases base = {};
+  const bool batch = req.kind == RequestKind::timed;
+  std::string why = well_formed(req) && (!batch || well_formed_batch(req)) ? dev.map(req, fds, nfds, base)
+                                                                           : "worker: malformed call request";
+  bool stay = true;
+  if (!why.empty()) {
+    reply(sock, -1, CallEnd::returned, why);
+    const Timings none;
+    if (batch && !send_message(sock, &none, sizeof none, nullptr, 0)) std::_Exit(2);
+  } else if (batch) {
+    stay = serve_batch(sock, run, dev, req, base);
+  } else {
+    Views views(req, base, dev.device());
+    assay_call call = views.call(req, dev.stream());
     using Clock = std::chrono::steady_clock;
     dev.before_call(req, base);
     const auto t0 = Clock::now();

@@ -176,6 +176,18 @@ class GemmOp final : public Op {
   }
   std::vector<Case> seed_cases(const Spec& spec) const override { return cases_of(gemm::seed_cases(spec)); }
 
+  // Square, a wide-k projection, and a decode step (16 tokens through an MLP's up projection).
+  std::vector<BenchShape> bench_shapes() const override {
+    return {{{"m", 4096}, {"n", 4096}, {"k", 4096}}, {{"m", 8192}, {"n", 8192}, {"k", 1024}},
+            {{"m", 16}, {"n", 4096}, {"k", 14336}}};
+  }
+  BenchCost bench_cost(const Case& c) const override {
+    BenchCost cost = Op::bench_cost(c);
+    const gemm::Problem p = problem(c);
+    if (p.alpha != 0) cost.flops = 2 * gemm::work(p);  // a multiply and an add per term
+    return cost;
+  }
+
   baseline::BaselineResult run_baseline(std::string_view rule, Backend& backend, Runner& runner, const Spec& spec,
                                         const baseline::BaselineOptions& opt) const override {
     if (rule == "kernelbench") return gemm::run_kernelbench(backend, runner, spec, opt);

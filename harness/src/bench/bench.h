@@ -1,0 +1,110 @@
+// assay bench (issue #16, docs/bench.md): a candidate kernel timed against a
+// baseline (another kernel spec of the same op, or the op's own reference)
+// on the same cases, by a harness the candidate cannot fool:
+//   - every benched shape passes the gate first (the spec's declared precision);
+//   - inputs rotate over several drawn sets, and every timed call's output is
+//     captured right after it and verified (bitwise against the set's judged
+//     output, or judged in full);
+//   - the worker's timestamps are cross-checked, batch by batch, against
+//     the harness's own clock: work outside the timed calls or a forged
+//     timer is `timing_escape`;
+//   - a time below the roofline's floor is `impossible_speed`.
+// Cold runs (the cache overwritten before each call) and hot runs (back to
+// back) are both timed; the verdict per shape compares the cold runs.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "bench/device_peaks.h"
+#include "bench/sm_clock.h"
+#include "bench/timing_stats.h"
+#include "case/case.h"
+#include "exec/loader.h"
+#include "spec/spec.h"
+
+namespace assay::bench {
+
+// The verdicts of a shape besides the gate's: the speed ones, and the bench's own failures.
+inline constexpr std::string_view kFaster = "FASTER", kSlower = "SLOWER", kSame = "SAME";
+inline constexpr std::string_view kTimingEscape = "timing_escape", kImpossibleSpeed = "impossible_speed";
+inline constexpr std::string_view kBaselineFailed = "baseline_failed";
+inline constexpr std::string_view kTimed = "timed";  // a side's verdict when it was timed without fault
+
+struct BenchOptions {
+  std::vector<BenchShape> shapes;  // empty: the spec's `bench:` list, else the op's defaults
+  StoppingRule rule;               // per side and mode (cold, hot)
+  double warmup_seconds = 0.1;
+  int input_sets = 2;              // at least 2 (kMaxSets at most)
+  double batch_seconds = 0.02;     // a batch of calls lasts about this long
+  std::optional<double> require_speedup;
+  uint64_t seed = 1;
+  LoaderOptions loader;
+  std::filesystem::path out_dir = "assay-out";  // the workers' logs
+  std::optional<double> tolerance_scale;
+  double capture_bytes = 0;        // room for a batch's captured outputs; 0: 4 GiB on cuda, 512 MiB on the host
+};
+
+// One kernel (or the reference) on one shape.
+struct BenchSide {
+  std::string name, spec;
+  std::string verdict = std::string(kTimed);  // or a gate verdict, timing_escape, impossible_speed, not_run
+  std::string detail;
+  TimeSummary cold, hot;
+  StopReason cold_stop = StopReason::not_yet, hot_stop = StopReason::not_yet;
+  int64_t discarded = 0;           // samples dropped while the GPU throttled
+  std::optional<double> clock_mhz;  // SM clock after the last batch (cuda, NVML)
+  bool timed() const { return verdict == kTimed; }
+};
+
+struct ShapeResult {
+  BenchShape sizes;
+  std::string shape;      // "m=4096 n=4096 k=4096"
+  std::string case_line;  // the case as `assay repro` reads it
+  double flops = 0, bytes = 0;
+  double floor_seconds = 0;  // the roofline's: no correct kernel is faster
+  BenchSide candidate, baseline;
+  std::string verdict, detail;  // FASTER, SLOWER, SAME; or why there is no speed verdict
+  std::optional<SpeedComparison> speed;
+};
+
+struct BenchReport {
+  std::string backend;
+  DevicePeaks peaks;
+  std::optional<ClockReading> clock;  // at the start (cuda)
+  std::string clock_note;             // why there is none
+  std::string inputs;                 // the value distribution
+  std::string candidate, candidate_spec, baseline, baseline_spec;
+  std::vector<ShapeResult> shapes;
+  std::optional<double> geomean_speedup;  // over shapes with a speed verdict
+  std::optional<double> require_speedup;
+  std::optional<bool> claim_holds;
+  std::string setup_error;
+  int setup_exit = 0;
+  // 0: every shape timed (and the claim holds, when one is required); 1: a
+  // shape failed or the claim does not hold; 2 or 3: setup (bad input, machine).
+  int exit_code() const;
+};
+
+// The harness's own steps between timed calls (input-set copies, flush,
+// capture), measured with no call: what the cross-check allows for.
+struct StepCost {
+  double fixed_s = 0;  // per batch: the exchange beyond the worker's span
+  double step_s = 0;   // per call: the steps between two calls
+};
+// A batch's timestamps (the worker's: each call's seconds and their span)
+// against the harness's own wall clock around the exchange: "" when they
+// agree, else why not. Work outside the timed calls (another stream or
+// thread) makes the wall clock longer than the span; a forged timer makes
+// the span or the calls shorter than the truth.
+std::string cross_check(std::span<const double> call_s, double span_s, double wall_s, const StepCost& cost);
+
+// `baseline`: nullptr to time the op's own reference. Never throws for the
+// kernels' faults (they are the shapes' verdicts); InputError for bad specs
+// or shapes, InfraError when the machine cannot run it.
+BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& backend, const BenchOptions& opt);
+
+}  // namespace assay::bench

@@ -1,0 +1,175 @@
+// assay bench end to end on the host backend: real kernels in their worker,
+// the planted cheats of generated_kernels/bench/host, the cross-check of the
+// worker's timestamps and the command's exit codes (docs/bench.md).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.h"
+#include "bench/bench.h"
+#include "bench/bench_report.h"
+#include "bench/bench_shapes.h"
+#include "cli_support.h"
+#include "core/error.h"
+#include "spec/spec.h"
+
+using namespace assay;
+using namespace assay::bench;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path source_root() {
+  const char* env = std::getenv("ASSAY_SOURCE_DIR");
+  return env ? fs::path(env) : fs::path(ASSAY_SOURCE_DIR);
+}
+fs::path sample(const std::string& family, const std::string& file) {
+  return source_root() / "generated_kernels" / family / "host" / file;
+}
+
+// Quick settings: small shapes, short timing (the rules are the defaults' shape).
+BenchOptions quick(std::vector<BenchShape> shapes) {
+  BenchOptions o;
+  o.shapes = std::move(shapes);
+  o.rule.min_seconds = 0.05, o.rule.min_samples = 10, o.rule.timeout_seconds = 1.5;
+  o.warmup_seconds = 0.02;
+  o.loader.cache_dir = fs::temp_directory_path() / "assay-test-kernel-cache";
+  o.out_dir = fs::temp_directory_path() / "assay-test-bench";
+  return o;
+}
+const BenchShape kSmall = {{"m", 48}, {"n", 40}, {"k", 32}};
+
+}  // namespace
+
+TEST_CASE("the cross-check of a batch's timestamps against the harness's clock", "[bench]") {
+  const StepCost cost{1e-4, 1e-5};
+  const std::vector<double> honest(20, 1e-3);  // 20 calls of 1 ms
+  CHECK(cross_check(honest, 0.0202, 0.0205, cost).empty());
+  // Work outside the timed calls: the harness waited 30 ms more than the worker timed.
+  CHECK_THAT(cross_check(honest, 0.0202, 0.0502, cost), Catch::Matchers::Contains("outside the timed calls"));
+  // A forged timer that shrinks every interval tenfold.
+  const std::vector<double> forged(20, 1e-4);
+  CHECK_FALSE(cross_check(forged, 0.00202, 0.0205, cost).empty());
+  // Forged call times under a true span: the calls cover too little of it.
+  CHECK_THAT(cross_check(forged, 0.0202, 0.0205, cost), Catch::Matchers::Contains("per-call times were forged"));
+  // A span longer than the harness's own clock, or calls longer than their span, cannot be.
+  CHECK_FALSE(cross_check(honest, 0.05, 0.0205, cost).empty());
+  CHECK_FALSE(cross_check(honest, 0.010, 0.0205, cost).empty());
+  const std::vector<double> negative = {1e-3, -1e-3};
+  CHECK_FALSE(cross_check(negative, 0.001, 0.002, cost).empty());
+  // The harness's own steps between calls (a cold run's flush) are allowed for.
+  const StepCost flushing{1e-4, 4e-3};
+  CHECK(cross_check(honest, 0.1, 0.1003, flushing).empty());
+  CHECK_FALSE(cross_check(honest, 0.1, 0.1003, cost).empty());
+}
+
+TEST_CASE("bench shapes: read from YAML, matched to the op's sizes by name", "[bench]") {
+  testing::Workdir w;
+  const fs::path good = w.write("shapes.yaml", "shapes: [{m: 64, n: 32, k: 16}, {m: 1, n: 2, k: 3}]\n");
+  const std::vector<BenchShape> shapes = load_shapes_file(good);
+  REQUIRE(shapes.size() == 2);
+  CHECK(shape_text(shapes[0]) == "m=64 n=32 k=16");
+  CHECK_THROWS_AS(load_shapes_file(w.write("bad.yaml", "shapes: [{m: -1}]\n")), InputError);
+  CHECK_THROWS_AS(load_shapes_file(w.write("empty.yaml", "shapes: []\n")), InputError);
+  CHECK_THROWS_AS(load_shapes_file(w.dir / "missing.yaml"), InputError);
+  const Spec spec = load_spec(sample("gemm", "naive_f32.yaml"));
+  const Case c = bench_case(op_of(spec), spec, shapes[0], 7);
+  CHECK(c.size("m") == 64);
+  CHECK(c.size("k") == 16);
+  CHECK(c.seed == 7);
+  CHECK_THROWS_WITH(bench_case(op_of(spec), spec, {{"m", 4}, {"n", 4}}, 1), Catch::Matchers::Contains("lacks size 'k'"));
+  CHECK_THROWS_WITH(bench_case(op_of(spec), spec, {{"m", 4}, {"n", 4}, {"k", 4}, {"q", 1}}, 1),
+                    Catch::Matchers::Contains("no size 'q'"));
+}
+
+TEST_CASE("bench on the host: a kernel against another and against the reference", "[bench]") {
+  std::unique_ptr<Backend> be = make_backend(BackendKind::host);
+  const Spec naive = load_spec(sample("gemm", "naive_f32.yaml"));
+  const Spec tiled = load_spec(sample("gemm", "tiled_f32.yaml"));
+  const BenchReport r = run_bench(naive, &tiled, *be, quick({kSmall, {{"m", 64}, {"n", 64}, {"k", 64}}}));
+  REQUIRE(r.setup_error.empty());
+  REQUIRE(r.shapes.size() == 2);
+  for (const ShapeResult& s : r.shapes) {
+    INFO(s.shape << ": " << s.verdict << " " << s.detail);
+    CHECK(s.candidate.timed());
+    CHECK(s.baseline.timed());
+    REQUIRE(s.speed);
+    CHECK((s.verdict == "FASTER" || s.verdict == "SLOWER" || s.verdict == "SAME"));
+    CHECK(s.candidate.cold.samples >= 10);
+    CHECK(s.candidate.hot.samples >= 10);
+    CHECK(s.candidate.cold.median > 0);
+    CHECK(s.floor_seconds > 0);  // 2mnk FLOP at the host's bound
+    CHECK(s.candidate.cold.median > s.floor_seconds);
+  }
+  CHECK(r.exit_code() == 0);
+  const nlohmann::json j = to_json(r);
+  CHECK(j["tool"] == "assay bench");
+  CHECK(j["shapes"][0]["candidate"]["cold"]["median"].get<double>() > 0);
+  CHECK(j["shapes"][0]["flops"].get<double>() == 2.0 * 48 * 40 * 32);
+  CHECK_THAT(to_junit(r), Catch::Matchers::Contains("<testsuite name=\"assay bench\" tests=\"2\" failures=\"0\""));
+  CHECK_THAT(to_markdown(r), Catch::Matchers::Contains("m=48 n=40 k=32"));
+
+  // The same kernel against itself: the speedup is about 1.
+  const BenchReport same = run_bench(naive, &naive, *be, quick({kSmall}));
+  REQUIRE(same.shapes.size() == 1);
+  REQUIRE(same.shapes[0].speed);
+  CHECK(std::abs(std::log(same.shapes[0].speed->speedup)) < std::log(1.5));
+
+  // Against the op's FP64 reference (timed in the harness's process).
+  const BenchReport ref = run_bench(naive, nullptr, *be, quick({kSmall}));
+  REQUIRE(ref.shapes.size() == 1);
+  CHECK(ref.shapes[0].baseline.timed());
+  CHECK(ref.shapes[0].speed);
+  CHECK(ref.baseline == "reference");
+}
+
+TEST_CASE("bench on the host: each planted cheat gets its verdict and no speedup", "[bench][cheats]") {
+  std::unique_ptr<Backend> be = make_backend(BackendKind::host);
+  const Spec naive = load_spec(sample("gemm", "naive_f32.yaml"));
+  const fs::path dir = source_root() / "generated_kernels" / "bench" / "host";
+  int planted = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".yaml") continue;
+    const Spec cheat = load_spec(e.path());
+    REQUIRE_FALSE(cheat.bench_expect.empty());
+    // The fingerprint cache shows at a shape where its copy beats the host's floor by far.
+    const BenchShape shape = {{"m", 64}, {"n", 64}, {"k", 256}};
+    const BenchReport r = run_bench(cheat, &naive, *be, quick({shape}));
+    REQUIRE(r.shapes.size() == 1);
+    INFO(cheat.name << ": " << r.shapes[0].verdict << ": " << r.shapes[0].detail);
+    CHECK(r.shapes[0].verdict == cheat.bench_expect);
+    CHECK_FALSE(r.shapes[0].speed);
+    CHECK(r.exit_code() == 1);
+    ++planted;
+  }
+  CHECK(planted >= 6);
+}
+
+TEST_CASE("assay bench on the command line: exit codes, reports, bad input", "[bench][cli]") {
+  testing::Workdir w;
+  const std::string naive = testing::quote(sample("gemm", "naive_f32.yaml").string());
+  const std::string tiled = testing::quote(sample("gemm", "tiled_f32.yaml").string());
+  w.write("shapes.yaml", "shapes: [{m: 32, n: 32, k: 32}]\n");
+  const std::string quick = " --shapes shapes.yaml --min-seconds 0.05 --max-seconds 1 --quiet";
+  testing::CliResult ok = w.run("bench " + naive + " --baseline " + tiled + quick + " --json r.json --junit r.xml --markdown r.md");
+  INFO(ok.output);
+  CHECK(ok.code == 0);
+  CHECK(fs::exists(w.dir / "r.json"));
+  CHECK(fs::exists(w.dir / "r.xml"));
+  CHECK(fs::exists(w.dir / "r.md"));
+  // A claim no kernel meets, and one every kernel meets.
+  CHECK(w.run("bench " + naive + " --baseline " + tiled + quick + " --require-speedup 1000").code == 1);
+  CHECK(w.run("bench " + naive + " --baseline " + tiled + quick + " --require-speedup 0.0001").code == 0);
+  // Bad input: a shape the op has not, a missing spec, a baseline of another op.
+  w.write("odd.yaml", "shapes: [{rows: 3}]\n");
+  testing::CliResult odd = w.run("bench " + naive + " --shapes odd.yaml --quiet");
+  CHECK(odd.code == 2);
+  CHECK_THAT(odd.output, Catch::Matchers::Contains("lacks size"));
+  CHECK(w.run("bench missing.yaml --quiet").code == 2);
+  const std::string softmax = testing::quote(sample("softmax", "chunked_f32.yaml").string());
+  CHECK(w.run("bench " + naive + " --baseline " + softmax + quick).code == 2);
+}
