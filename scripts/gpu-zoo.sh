@@ -14,7 +14,7 @@ BIN=$1 OUT=$2 G=${3:-3} BUDGET=${4:-60} FAMILY=${FAMILY:-gemm} ZOO_TIMEOUT=${ZOO
 export ASSAY_SOURCE_DIR=$PWD
 mkdir -p "$OUT"
 if [ "$FAMILY" = all ]; then
-  FAMILY=$(for d in generated_kernels/*/cuda; do f=${d%/cuda}; f=${f#generated_kernels/}; [ "$f" = needle ] || echo "$f"; done | tr '\n' ' ')
+  FAMILY=$(for d in generated_kernels/*/cuda; do f=${d%/cuda}; f=${f#generated_kernels/}; case $f in needle | bench) ;; *) echo "$f" ;; esac; done | tr '\n' ' ')
 fi
 read -r -a families <<<"$FAMILY"
 FAMILY=$(IFS=+; echo "${families[*]}")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The bug zoo (issue #5): every kernel of every op family's zoo
-# (every folder of generated_kernels/ but needle and hostile) through
+# (every folder of generated_kernels/ but needle, hostile and bench, the
+# planted cheats of assay bench) through
 # assay's gate and the three baseline checkers (docs/baselines.md); the table
 # lands in docs/results/DATE-zoo-BACKEND.{md,json}. Exit 0 when assay caught
 # every planted kernel with no false alarm.
@@ -28,7 +29,7 @@ out=${ZOO_OUT:-docs/results}
 # runs on the GPU: scripts/gpu-zoo.sh).
 families=()
 for d in generated_kernels/*/; do
-  case $(basename "$d") in needle | hostile) ;; *) families+=("${d%/}") ;; esac
+  case $(basename "$d") in needle | hostile | bench) ;; *) families+=("${d%/}") ;; esac
 done
 # On the host each kernel runs in one worker process at a time, so shards
 # (one per core, ZOO_SHARDS) share the machine's cores; on a GPU one zoo

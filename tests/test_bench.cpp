@@ -15,6 +15,7 @@
 #include "bench/bench_shapes.h"
 #include "cli_support.h"
 #include "core/error.h"
+#include "ops/op.h"
 #include "spec/spec.h"
 
 using namespace assay;
