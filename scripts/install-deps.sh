@@ -3,8 +3,9 @@
 # Runs as root on a fresh machine (CI, a new GPU runner); a no-op afterwards.
 set -euo pipefail
 
+# chromium: the bench HTML report's test draws the page headless (tests/test_bench_html.cpp).
 packages=(cmake ninja-build g++ clang libclang-rt-14-dev libeigen3-dev catch2 libfmt-dev libyaml-cpp-dev
-          libcli11-dev nlohmann-json3-dev libdlpack-dev)
+          libcli11-dev nlohmann-json3-dev libdlpack-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -156,12 +156,13 @@ TEST_CASE("assay bench on the command line: exit codes, reports, bad input", "[b
   const std::string tiled = testing::quote(sample("gemm", "tiled_f32.yaml").string());
   w.write("shapes.yaml", "shapes: [{m: 32, n: 32, k: 32}]\n");
   const std::string quick = " --shapes shapes.yaml --min-seconds 0.05 --max-seconds 1 --quiet";
-  testing::CliResult ok = w.run("bench " + naive + " --baseline " + tiled + quick + " --json r.json --junit r.xml --markdown r.md");
+  testing::CliResult ok = w.run("bench " + naive + " --baseline " + tiled + quick + " --json r.json --junit r.xml --markdown r.md --html r.html");
   INFO(ok.output);
   CHECK(ok.code == 0);
   CHECK(fs::exists(w.dir / "r.json"));
   CHECK(fs::exists(w.dir / "r.xml"));
   CHECK(fs::exists(w.dir / "r.md"));
+  CHECK(fs::exists(w.dir / "r.html"));
   // A claim no kernel meets, and one every kernel meets.
   CHECK(w.run("bench " + naive + " --baseline " + tiled + quick + " --require-speedup 1000").code == 1);
   CHECK(w.run("bench " + naive + " --baseline " + tiled + quick + " --require-speedup 0.0001").code == 0);

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "ops/op.h"
+#include "report/bench_html.h"
 
 namespace assay::cli {
 namespace fs = std::filesystem;
@@ -57,7 +58,9 @@ int run_bench_command(const BenchArgs& a) {
   const bench::BenchReport report = bench::run_bench(candidate, baseline ? &*baseline : nullptr, *backend, opt);
   const std::string md = bench::to_markdown(report);
   if (!a.quiet) std::fputs(md.c_str(), stdout);
-  if (!a.json.empty()) write_file(a.json, bench::to_json(report).dump(2) + "\n");
+  const nlohmann::json j = bench::to_json(report);
+  if (!a.json.empty()) write_file(a.json, j.dump(2) + "\n");
+  if (!a.html.empty()) write_file(a.html, bench_html(j));
   if (!a.markdown.empty()) write_file(a.markdown, md);
   if (!a.junit.empty()) write_file(a.junit, bench::to_junit(report));
   if (!report.setup_error.empty()) std::fprintf(stderr, "assay: %s\n", report.setup_error.c_str());
@@ -76,6 +79,7 @@ Command add_bench(CLI::App& app) {
   b->add_option("--json", args->json, "JSON report");
   b->add_option("--markdown", args->markdown, "Markdown report");
   b->add_option("--junit", args->junit, "JUnit XML, one test case per shape");
+  b->add_option("--html", args->html, "one self-contained HTML page with plots");
   b->add_option("--require-speedup", args->require_speedup,
                 "exit 1 unless the geometric mean speedup over the shapes is at least X (e.g. 0.97: at most 3 % slower)")
       ->check(CLI::PositiveNumber);
