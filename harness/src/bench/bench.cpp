@@ -118,6 +118,12 @@ class ShapeData {
   Deadline deadline_{};
 };
 
+// Calls per batch for a call of `per_call` seconds.
+int calls_for(double batch_seconds, double per_call, int capacity) {
+  const double n = per_call > 0 ? batch_seconds / per_call : 1;
+  return int(std::clamp(n, 1.0, double(std::max(1, capacity))));
+}
+
 // A buffer view inside a larger allocation.
 Buffer slice(Buffer b, size_t at, size_t bytes) { return Buffer{b.data + at, bytes, -1, b.id}; }
 
@@ -190,34 +196,57 @@ class KernelSubject final : public Subject {
   }
 
   // The cost of the harness's own steps for batches like this one, with no
-  // call, on the harness's clock alone (the worker's timestamps are the
-  // candidate's to forge): batches of 1 and of n calls give the cost per
-  // step and per exchange. The least of three, not a hiccup's.
-  StepCost step_cost(ShapeData& d, bool cold, int n) {
-    n = std::clamp(std::max(n, 2), 2, capacity_);
-    double wall[2] = {1e9, 1e9};
-    for (int rep = 0; rep < 3; ++rep)
-      for (int which = 0; which < 2; ++which) {
-        TimedBatch b = batch_of(d, which == 0 ? 1 : n, cold, 0);
+  // call, and the calls per batch that make a batch last about
+  // batch_seconds with them (a cold call costs its flush). Batches of 1 and
+  // of n steps on the harness's clock give the cost per exchange and per
+  // step. Where the step is too small for that clock's noise, the worker's
+  // span of the n steps tells it, but never more than the harness's clock
+  // allows (wall / n): a forged timer cannot widen what the cross-check
+  // accepts. The least of three, not a hiccup's.
+  StepCost step_cost(ShapeData& d, bool cold, double per_call, int& n) {
+    auto least = [&](int calls, double* span) {
+      double wall = 1e9;
+      for (int rep = 0; rep < 3; ++rep) {
+        TimedBatch b = batch_of(d, std::min(calls, capacity_), cold, 0);
         b.no_call = true;
         BatchTimes t = runner_->time_batch(b);
-        if (t.status.end != RunEnd::returned) throw InfraError("the worker failed a batch without calls: " + t.status.failure);
-        wall[which] = std::min(wall[which], t.wall_s);
+        if (t.status.end != RunEnd::returned || t.status.code != 0)
+          throw InfraError("the worker failed a batch without calls: " + t.status.failure);
+        wall = std::min(wall, t.wall_s);
+        if (span) *span = std::min(*span, t.span_s);
       }
+      return wall;
+    };
+    double span_n = 1e9;
+    const double one = least(1, nullptr);
+    n = std::clamp(calls_for(opt_.batch_seconds, per_call + one, capacity_), std::min(2, capacity_), capacity_);
+    const int steps = std::max(2, std::min(n, capacity_));
+    const double many = steps > 1 && capacity_ > 1 ? least(steps, &span_n) : one;
     StepCost c;
-    c.step_s = std::max(0.0, (wall[1] - wall[0]) / (n - 1));
-    c.fixed_s = std::max(0.0, wall[0] - c.step_s);
+    if (capacity_ > 1) {
+      c.step_s = std::max(0.0, (many - one) / (steps - 1));
+      c.step_s = std::max(c.step_s, std::clamp(span_n / steps, 0.0, many / steps));
+    } else {
+      c.step_s = one;  // one call a batch: the exchange and the step are not told apart
+    }
+    c.fixed_s = std::max(0.0, one - c.step_s);
     return c;
   }
   // After the warm-up: its dropped batches (buffers mapped the first time) do not count.
-  void set_step_cost(bool cold, StepCost c) { (cold ? cold_cost_ : hot_cost_) = c, escapes_ = 0; }
+  void set_step_cost(bool cold, StepCost c) { (cold ? cold_cost_ : hot_cost_) = c, escapes_ = 0, warming_ = false; }
 
   bool batch(ShapeData& d, bool cold, int n, BenchSide& side, std::vector<double>& samples) override {
     n = std::clamp(n, 1, capacity_);
     BatchTimes t = runner_->time_batch(batch_of(d, n, cold, 0));
+    if (std::getenv("ASSAY_BENCH_DEBUG"))
+      std::fprintf(stderr, "bench %s %s n=%d wall %.6f span %.6f\n", spec_.name.c_str(), cold ? "cold" : "hot", n, t.wall_s, t.span_s);
     if (!status_ok(t, n, side)) return false;
     // The worker's timestamps against the harness's clock.
-    if (std::string why = cross_check(t.call_s, t.span_s, t.wall_s, cold ? cold_cost_ : hot_cost_); !why.empty()) {
+    const StepCost& cost = cold ? cold_cost_ : hot_cost_;
+    // Warming up, the steps' cost is not measured yet: outputs are checked, times not.
+    if (std::string why = warming_ ? "" : cross_check(t.call_s, t.span_s, t.wall_s, cost); !why.empty()) {
+      why += fmt::format(" ({} run, {} calls; no-call steps {:.3g} s a call, {:.3g} s an exchange)", cold ? "cold" : "hot", n,
+                         cost.step_s, cost.fixed_s);
       if (++escapes_ >= kEscapesToFail) return fail(side, std::string(kTimingEscape), why);
       ++side.discarded;
       return true;
@@ -253,7 +282,7 @@ class KernelSubject final : public Subject {
     judged_.clear();
     if (capture_.data) be_.release(capture_);
     capture_ = {};
-    escapes_ = 0;
+    escapes_ = 0, warming_ = true;
   }
 
  private:
@@ -261,7 +290,7 @@ class KernelSubject final : public Subject {
     TimedBatch b;
     b.call = &d.call(), b.calls = n;
     for (int k = 0; k < d.sets(); ++k) b.sets.push_back(d.copies((first_set + k) % d.sets()));
-    if (cold) b.flush = flush_;
+    if (cold) b.flush_bytes = flush_.bytes;  // the worker flushes with its own memory, this much
     b.capture = capture_, b.capture_stride = d.stride();
     b.timeout_s = 10 + n * std::max(1.0, op_.default_timeout(d.c(), be_.kind()));
     return b;
@@ -293,6 +322,7 @@ class KernelSubject final : public Subject {
   std::vector<Buffer> judged_;  // per input set: the outputs as judged
   StepCost cold_cost_, hot_cost_;
   int escapes_ = 0;
+  bool warming_ = true;  // until the steps' cost is measured (set_step_cost)
 };
 
 // The op's own FP64 reference as the baseline (--baseline reference): timed
@@ -320,11 +350,6 @@ class ReferenceSubject final : public Subject {
   Buffer flush_;
 };
 
-// Calls per batch for a call of `per_call` seconds.
-int calls_for(double batch_seconds, double per_call, int capacity) {
-  const double n = per_call > 0 ? batch_seconds / per_call : 1;
-  return int(std::clamp(n, 1.0, double(std::max(1, capacity))));
-}
 
 }  // namespace
 
@@ -426,6 +451,7 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
       for (int s = 0; s < 2; ++s) ok[s] = subjects[size_t(s)]->prepare(data, *sides[s]);
       // Warm-up by time, hot, which also gives each side's calls per batch.
       int calls[2] = {1, 1};
+      double per_call[2] = {0, 0};
       for (int s = 0; s < 2; ++s) {
         if (!ok[s]) continue;
         std::vector<double> w;
@@ -434,27 +460,37 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
         while (ok[s] && (w.empty() || seconds_since(t0) < opt.warmup_seconds)) {
           w.clear();
           ok[s] = subjects[size_t(s)]->batch(data, false, n, *sides[s], w);
-          if (!w.empty()) n = calls_for(opt.batch_seconds, summarize(w).median, subjects[size_t(s)]->capacity());
+          if (!w.empty()) per_call[s] = summarize(w).median;
+          if (!w.empty()) n = calls_for(opt.batch_seconds, per_call[s], subjects[size_t(s)]->capacity());
         }
         calls[s] = n;
         sides[s]->discarded = 0;  // warm-up batches are not samples
       }
       for (bool cold : {true, false}) {
+        int n[2] = {calls[0], calls[1]};
         for (int s = 0; s < 2; ++s)
           if (ok[s])
             if (auto* k = dynamic_cast<KernelSubject*>(subjects[size_t(s)].get()))
-              k->set_step_cost(cold, k->step_cost(data, cold, calls[s]));
+              k->set_step_cost(cold, k->step_cost(data, cold, per_call[s], n[s]));
         std::vector<double> samples[2];
         StopReason stop[2] = {StopReason::not_yet, StopReason::not_yet};
+        double wall[2] = {0, 0};  // each side's time in its batches, harness steps included
         // Candidate and baseline batches alternate, so that a drift of the machine falls on both.
         for (bool more = true; more;) {
           more = false;
           for (int s = 0; s < 2; ++s) {
             if (!ok[s] || stop[s] != StopReason::not_yet) continue;
-            ok[s] = subjects[size_t(s)]->batch(data, cold, calls[s], *sides[s], samples[s]);
+            const auto t0 = Clock::now();
+            ok[s] = subjects[size_t(s)]->batch(data, cold, n[s], *sides[s], samples[s]);
+            wall[s] += seconds_since(t0);
             stop[s] = should_stop(opt.rule, samples[s]);
-            // A side whose every batch is dropped (a throttled GPU) stops at the timeout too.
-            if (samples[s].empty() && sides[s]->discarded > 1000) stop[s] = StopReason::timed_out;
+            // The timeout bounds the wall time too (a cold run's flushes, dropped batches).
+            if (stop[s] == StopReason::not_yet && wall[s] > opt.rule.timeout_seconds && !samples[s].empty())
+              stop[s] = StopReason::timed_out;
+            if (stop[s] == StopReason::not_yet && wall[s] > 2 * opt.rule.timeout_seconds) {
+              ok[s] = false, sides[s]->verdict = "not_timed";
+              sides[s]->detail = fmt::format("no sample kept within {:.3g} s ({} dropped)", wall[s], sides[s]->discarded);
+            }
             more |= ok[s] && stop[s] == StopReason::not_yet;
           }
         }

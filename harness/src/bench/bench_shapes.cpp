@@ -20,7 +20,7 @@ std::vector<BenchShape> read_shapes(const YAML::Node& list, const std::string& f
     const YAML::Node& entry = list[i];
     const int at = entry.Mark().line >= 0 ? entry.Mark().line + 1 : line;
     if (!entry.IsMap() || entry.size() == 0) fail(at, fmt::format("shape {}: expected a mapping of sizes, e.g. {{m: 128, n: 64}}", i + 1));
-    yaml_input::Fields sizes(file, entry, fmt::format("{}[{}]", key, i));
+    yaml_input::Fields sizes(file, entry, fmt::format("{}[{}].", key, i));
     BenchShape shape;
     for (const yaml_input::Field& f : sizes.all()) {
       std::string name = f.key.substr(f.key.rfind('.') + 1);

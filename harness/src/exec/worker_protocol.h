@@ -65,18 +65,20 @@ struct CallRequest {
   // Kind timed: `timed_calls` calls back to back, on the device in stream
   // order. Before call i: set i % num_sets's copies (copies[set_begin[s]]
   // up to copies[set_begin[s + 1]]: its inputs and the outputs' initial
-  // bytes into the live buffers), then the flush buffer overwritten (cold
-  // runs; -1: none); then the call between two timestamps; right after the
+  // bytes into the live buffers), then for cold runs flush_bytes of the
+  // worker's own memory overwritten (0: none; its own, so that no mapping or
+  // page fault is timed); then the call between two timestamps; right after the
   // second, each distinct output buffer (in tensor order) copied into the
   // capture buffer at i * capture_stride plus the bytes of the ones before.
   // no_call: the same steps without the call (what the harness's own steps cost).
   int32_t timed_calls = 0, num_sets = 0, set_begin[kMaxSets + 1] = {};
-  int32_t flush_buffer = -1, capture_buffer = -1, no_call = 0;
-  uint64_t capture_stride = 0;
+  int32_t capture_buffer = -1, no_call = 0;
+  uint64_t capture_stride = 0, flush_bytes = 0;
 };
 
 // After a timed batch's Reply: the worker's timestamps, seconds. call_s[i]
-// is call i's, span_s from the first call's start to the last one's end.
+// is call i's, span_s from the batch's start (before the first call's
+// steps) to the last call's end: every step of the batch is inside it.
 struct Timings {
   int32_t calls = 0;  // made (fewer when one failed)
   double span_s = 0;

@@ -300,13 +300,12 @@ BatchTimes WorkerRunner::time_batch(const TimedBatch& b) {
     throw InfraError("call too large for the worker protocol");
   std::copy(call.scalars, call.scalars + call.num_scalars, req.scalars);
   int fds[wire::kMaxBuffers];
-  std::vector<Buffer> extra = {b.capture};
-  if (b.flush.data) extra.push_back(b.flush);
-  int index[2] = {-1, -1};
+  const Buffer extra[] = {b.capture};
+  int index[1] = {-1};
   describe_buffers(step, req, fds, extra, index);
   req.timed_calls = b.calls, req.num_sets = int32_t(b.sets.size());
   std::copy(begin.begin(), begin.end(), req.set_begin);
-  req.capture_buffer = index[0], req.flush_buffer = b.flush.data ? index[1] : -1;
+  req.capture_buffer = index[0], req.flush_bytes = b.flush_bytes;
   req.capture_stride = b.capture_stride, req.no_call = b.no_call ? 1 : 0;
   if (std::string e = backend_.synchronize(); !e.empty()) throw InfraError("before a timed batch: " + e);
   using Clock = std::chrono::steady_clock;

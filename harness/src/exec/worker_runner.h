@@ -46,7 +46,7 @@ struct TimedBatch {
   const assay_call* call = nullptr;
   int calls = 0;
   std::vector<std::vector<BufferCopy>> sets;
-  Buffer flush;  // data nullptr: none (hot runs)
+  size_t flush_bytes = 0;  // cold runs: the worker overwrites this much of its own memory; 0: none
   Buffer capture;
   size_t capture_stride = 0;
   bool no_call = false;  // the steps alone: what the harness's own work costs

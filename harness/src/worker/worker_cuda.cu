@@ -168,7 +168,20 @@ class CudaDevice final : public WorkerDevice {
   void queue_copy(void* dst, const void* src, size_t bytes) override {
     cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_);
   }
-  void queue_flush(void* p, size_t bytes, unsigned salt) override { cudaMemsetAsync(p, int(salt & 0xff), bytes, stream_); }
+  // The flush buffer is the worker's, like its staging copy (not counted as the candidate's).
+  std::string queue_flush(size_t bytes, unsigned salt) override {
+    if (flush_bytes_ < bytes) {
+      if (flush_) cudaFree(flush_);
+      flush_ = nullptr, flush_bytes_ = 0;
+      if (cudaError_t e = cudaMalloc(&flush_, bytes); e != cudaSuccess) {
+        cudaGetLastError();
+        return "worker: no device memory for the cache flush: " + describe(e);
+      }
+      flush_bytes_ = bytes;
+    }
+    cudaMemsetAsync(flush_, int(salt & 0xff), bytes, stream_);
+    return {};
+  }
   std::string prepare_marks(int n) override {
     while (int(events_.size()) < n) {
       cudaEvent_t e;
@@ -247,7 +260,7 @@ class CudaDevice final : public WorkerDevice {
     last_look_ = now;
     std::optional<uint64_t> used = memory_->used();
     constexpr uint64_t page = uint64_t(2) << 20;
-    const uint64_t own = owned_ + (staging_bytes_ + page - 1) / page * page;
+    const uint64_t own = owned_ + (staging_bytes_ + page - 1) / page * page + (flush_bytes_ + page - 1) / page * page;
     return used && *used > own ? *used - own : 0;
   }
 
@@ -289,6 +302,8 @@ class CudaDevice final : public WorkerDevice {
   size_t limit_;
   cudaStream_t stream_ = nullptr;
   std::vector<cudaEvent_t> events_;  // a timed batch's timestamps
+  void* flush_ = nullptr;             // what a cold run overwrites
+  size_t flush_bytes_ = 0;
   std::map<uint64_t, void*> opened_;  // allocation id -> this process's mapping
   unsigned char* staging_ = nullptr;
   size_t staging_bytes_ = 0;

@@ -44,7 +44,8 @@ class WorkerDevice {
   // (host: done at once). The timestamps are the worker's, so the candidate
   // can reach them: the harness checks them against its own clock.
   virtual void queue_copy(void* dst, const void* src, size_t bytes) = 0;
-  virtual void queue_flush(void* p, size_t bytes, unsigned salt) = 0;  // overwrites p (evicts caches)
+  // Overwrites `bytes` of the worker's own memory (evicts caches); "" or why it cannot.
+  virtual std::string queue_flush(size_t bytes, unsigned salt) = 0;
   virtual std::string prepare_marks(int n) = 0;  // room for n timestamps; "" or why not
   virtual void mark(int i) = 0;                  // timestamp i, when the stream reaches it
   // Waits for all of the batch's work (every stream); "" or the error.

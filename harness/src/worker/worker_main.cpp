@@ -54,7 +54,7 @@ bool well_formed(const CallRequest& req) {
 
 bool well_formed_batch(const CallRequest& req) {
   if (req.timed_calls < 1 || req.timed_calls > kMaxTimed || req.num_sets < 1 || req.num_sets > kMaxSets ||
-      req.capture_buffer < 0 || req.capture_buffer >= req.num_buffers || req.flush_buffer >= req.num_buffers)
+      req.capture_buffer < 0 || req.capture_buffer >= req.num_buffers || req.flush_bytes > (uint64_t(1) << 34))
     return false;
   for (int s = 0; s < req.num_sets; ++s)
     if (req.set_begin[s] < 0 || req.set_begin[s] > req.set_begin[s + 1]) return false;
@@ -96,7 +96,8 @@ bool serve_batch(int sock, assay_run_fn run, WorkerDevice& dev, const CallReques
   Views views(req, base, dev.device());
   assay_call call = views.call(req, dev.stream());
   const int n = req.timed_calls;
-  if (std::string why = dev.prepare_marks(2 * n); !why.empty()) {
+  // Mark 0: the batch's start, before any step; call i between marks 2i+1 and 2i+2.
+  if (std::string why = dev.prepare_marks(2 * n + 1); !why.empty()) {
     reply(sock, -1, CallEnd::returned, why);
     return true;
   }
@@ -109,14 +110,21 @@ bool serve_batch(int sock, assay_run_fn run, WorkerDevice& dev, const CallReques
   }
   auto* capture = static_cast<unsigned char*>(base[req.capture_buffer]);
   int code = 0, made = 0;
+  dev.mark(0);
   for (int i = 0; i < n && code == 0; ++i, ++made) {
     const int set = i % req.num_sets;
     for (int c = req.set_begin[set]; c < req.set_begin[set + 1]; ++c)
       dev.queue_copy(base[req.copies[c].dst], base[req.copies[c].src], req.copies[c].bytes);
-    if (req.flush_buffer >= 0) dev.queue_flush(base[req.flush_buffer], req.buffer_bytes[req.flush_buffer], unsigned(i));
-    dev.mark(2 * i);
-    if (!req.no_call) code = run(&call);
+    if (req.flush_bytes > 0)
+      if (std::string why = dev.queue_flush(req.flush_bytes, unsigned(i)); !why.empty()) {
+        reply(sock, -1, CallEnd::returned, why);
+        const Timings none;
+        if (!send_message(sock, &none, sizeof none, nullptr, 0)) std::_Exit(2);
+        return true;
+      }
     dev.mark(2 * i + 1);
+    if (!req.no_call) code = run(&call);
+    dev.mark(2 * i + 2);
     uint64_t at = uint64_t(i) * req.capture_stride;
     for (int k = 0; k < num_outputs; ++k) {
       dev.queue_copy(capture + at, base[outputs[k]], req.buffer_bytes[outputs[k]]);
@@ -128,8 +136,8 @@ bool serve_batch(int sock, assay_run_fn run, WorkerDevice& dev, const CallReques
   Timings t;
   t.calls = made;
   if (error.empty() && made > 0) {
-    t.span_s = dev.seconds_between(0, 2 * made - 1);
-    for (int i = 0; i < made; ++i) t.call_s[i] = dev.seconds_between(2 * i, 2 * i + 1);
+    t.span_s = dev.seconds_between(0, 2 * made);
+    for (int i = 0; i < made; ++i) t.call_s[i] = dev.seconds_between(2 * i + 1, 2 * i + 2);
   }
   const CallEnd end = lost ? CallEnd::fatal : error.empty() ? CallEnd::returned : CallEnd::device_error;
   reply(sock, code, end, error.empty() ? "" : error + (lost ? " (sticky: the worker's CUDA context is lost)" : ""));
