@@ -329,11 +329,14 @@ class KernelSubject final : public Subject {
 // in the harness's process, wall clock around each call and a synchronize.
 class ReferenceSubject final : public Subject {
  public:
-  ReferenceSubject(const Op& op, Backend& be, Buffer flush) : op_(op), be_(be), flush_(flush) {}
+  ReferenceSubject(const Op& op, Backend& be, Buffer flush, double batch_seconds)
+      : op_(op), be_(be), flush_(flush), batch_seconds_(batch_seconds) {}
   bool prepare(ShapeData&, BenchSide&) override { return true; }
   int capacity() const override { return 64; }
+  // A batch lasts about as long as a kernel's, whatever a cold call's flush costs here.
   bool batch(ShapeData& d, bool cold, int n, BenchSide&, std::vector<double>& samples) override {
-    for (int i = 0; i < n; ++i) {
+    const auto start = Clock::now();
+    for (int i = 0; i < n && (i == 0 || seconds_since(start) < batch_seconds_); ++i) {
       if (cold && flush_.data) be_.fill_pattern(flush_, uint64_t(i), 1);
       be_.synchronize();
       const auto t0 = Clock::now();
@@ -348,6 +351,7 @@ class ReferenceSubject final : public Subject {
   const Op& op_;
   Backend& be_;
   Buffer flush_;
+  double batch_seconds_;
 };
 
 
@@ -422,7 +426,7 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
   try {
     subjects.push_back(std::make_unique<KernelSubject>(op, candidate, backend, opt, flush, clock.get()));
     if (baseline) subjects.push_back(std::make_unique<KernelSubject>(op, *baseline, backend, opt, flush, clock.get()));
-    else subjects.push_back(std::make_unique<ReferenceSubject>(op, backend, flush));
+    else subjects.push_back(std::make_unique<ReferenceSubject>(op, backend, flush, opt.batch_seconds));
   } catch (const InputError& e) {
     backend.release(flush);
     report.setup_error = e.what(), report.setup_exit = exit_bad_input;
