@@ -29,6 +29,7 @@ command -v "$cxx" >/dev/null 2>&1 || cxx=clang++
 lib_sources=(
   harness/src/spec/spec.cpp
   harness/src/spec/requires.cpp
+  harness/src/bench/bench_shapes.cpp  # the `bench:` key
   harness/src/case/case.cpp
   harness/src/core/yaml_input.cpp
   harness/src/core/names.cpp
