@@ -30,10 +30,12 @@ using Image = std::vector<std::byte>;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// A batch that disagrees with the harness's clock is dropped; this many
-// make the side's verdict timing_escape. A cheat disagrees every time, a
-// loaded machine now and then.
+// A batch that disagrees with the harness's clock is dropped; this many,
+// once they are also a quarter of the side's batches in this mode, make the
+// side's verdict timing_escape. A cheat disagrees every time, a loaded
+// machine now and then.
 constexpr int kEscapesToFail = 3;
+constexpr int kEscapeShare = 4;  // at least one in this many batches
 
 // The tensors of one benched case: the live buffers every call is handed,
 // and each input set's images (inputs drawn, outputs poisoned or holding the
@@ -233,10 +235,11 @@ class KernelSubject final : public Subject {
     return c;
   }
   // After the warm-up: its dropped batches (buffers mapped the first time) do not count.
-  void set_step_cost(bool cold, StepCost c) { (cold ? cold_cost_ : hot_cost_) = c, escapes_ = 0, warming_ = false; }
+  void set_step_cost(bool cold, StepCost c) { (cold ? cold_cost_ : hot_cost_) = c, escapes_ = batches_ = 0, warming_ = false; }
 
   bool batch(ShapeData& d, bool cold, int n, BenchSide& side, std::vector<double>& samples) override {
     n = std::clamp(n, 1, capacity_);
+    ++batches_;
     BatchTimes t = runner_->time_batch(batch_of(d, n, cold, 0));
     if (std::getenv("ASSAY_BENCH_DEBUG"))
       std::fprintf(stderr, "bench %s %s n=%d wall %.6f span %.6f\n", spec_.name.c_str(), cold ? "cold" : "hot", n, t.wall_s, t.span_s);
@@ -247,7 +250,8 @@ class KernelSubject final : public Subject {
     if (std::string why = warming_ ? "" : cross_check(t.call_s, t.span_s, t.wall_s, cost); !why.empty()) {
       why += fmt::format(" ({} run, {} calls; no-call steps {:.3g} s a call, {:.3g} s an exchange)", cold ? "cold" : "hot", n,
                          cost.step_s, cost.fixed_s);
-      if (++escapes_ >= kEscapesToFail) return fail(side, std::string(kTimingEscape), why);
+      if (++escapes_ >= kEscapesToFail && escapes_ * kEscapeShare >= batches_)
+        return fail(side, std::string(kTimingEscape), why);
       ++side.discarded;
       return true;
     }
@@ -282,7 +286,7 @@ class KernelSubject final : public Subject {
     judged_.clear();
     if (capture_.data) be_.release(capture_);
     capture_ = {};
-    escapes_ = 0, warming_ = true;
+    escapes_ = batches_ = 0, warming_ = true;
   }
 
  private:
@@ -321,7 +325,7 @@ class KernelSubject final : public Subject {
   int capacity_ = 1;
   std::vector<Buffer> judged_;  // per input set: the outputs as judged
   StepCost cold_cost_, hot_cost_;
-  int escapes_ = 0;
+  int escapes_ = 0, batches_ = 0;  // in this mode
   bool warming_ = true;  // until the steps' cost is measured (set_step_cost)
 };
 
