@@ -156,8 +156,8 @@ std::string_view end_verdict(RunEnd e) {
 
 class KernelSubject final : public Subject {
  public:
-  KernelSubject(const Op& op, const Spec& spec, Backend& be, const BenchOptions& opt, Buffer flush, SmClock* clock)
-      : op_(op), spec_(spec), be_(be), opt_(opt), flush_(flush), clock_(clock) {
+  KernelSubject(const Op& op, const Spec& spec, Backend& be, const BenchOptions& opt, size_t flush_bytes, SmClock* clock)
+      : op_(op), spec_(spec), be_(be), opt_(opt), flush_bytes_(flush_bytes), clock_(clock) {
     LoaderOptions lo = opt.loader;
     lo.open = false;
     kernel_ = load_kernel(spec, lo);
@@ -167,7 +167,6 @@ class KernelSubject final : public Subject {
   }
   ~KernelSubject() override { release(); }
 
-  WorkerRunner& runner() { return *runner_; }
   int capacity() const override { return capacity_; }
 
   bool prepare(ShapeData& d, BenchSide& side) override {
@@ -294,7 +293,7 @@ class KernelSubject final : public Subject {
     TimedBatch b;
     b.call = &d.call(), b.calls = n;
     for (int k = 0; k < d.sets(); ++k) b.sets.push_back(d.copies((first_set + k) % d.sets()));
-    if (cold) b.flush_bytes = flush_.bytes;  // the worker flushes with its own memory, this much
+    if (cold) b.flush_bytes = flush_bytes_;  // the worker flushes with its own memory
     b.capture = capture_, b.capture_stride = d.stride();
     b.timeout_s = 10 + n * std::max(1.0, op_.default_timeout(d.c(), be_.kind()));
     return b;
@@ -316,7 +315,7 @@ class KernelSubject final : public Subject {
   const Spec& spec_;
   Backend& be_;
   const BenchOptions& opt_;
-  Buffer flush_;
+  size_t flush_bytes_;
   SmClock* clock_;
   LoadedKernel kernel_;
   std::unique_ptr<WorkerRunner> runner_;
@@ -424,15 +423,17 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
     report.clock_note = "host: no GPU clock";
   }
   // Cold runs overwrite twice the cache before each call.
-  Buffer flush = backend.allocate(size_t(std::max(2.0 * report.peaks.cache_bytes, double(4 << 20))));
+  const size_t flush_bytes = size_t(std::max(2.0 * report.peaks.cache_bytes, double(4 << 20)));
+  // Only the reference, timed here, flushes with the harness's memory; a worker uses its own.
+  Buffer flush = baseline ? Buffer{} : backend.allocate(flush_bytes);
 
   std::vector<std::unique_ptr<Subject>> subjects;
   try {
-    subjects.push_back(std::make_unique<KernelSubject>(op, candidate, backend, opt, flush, clock.get()));
-    if (baseline) subjects.push_back(std::make_unique<KernelSubject>(op, *baseline, backend, opt, flush, clock.get()));
+    subjects.push_back(std::make_unique<KernelSubject>(op, candidate, backend, opt, flush_bytes, clock.get()));
+    if (baseline) subjects.push_back(std::make_unique<KernelSubject>(op, *baseline, backend, opt, flush_bytes, clock.get()));
     else subjects.push_back(std::make_unique<ReferenceSubject>(op, backend, flush, opt.batch_seconds));
   } catch (const InputError& e) {
-    backend.release(flush);
+    if (flush.data) backend.release(flush);
     report.setup_error = e.what(), report.setup_exit = exit_bad_input;
     return report;
   }
@@ -538,7 +539,7 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
     }
     report.shapes.push_back(std::move(r));
   }
-  backend.release(flush);
+  if (flush.data) backend.release(flush);
   if (!speedups.empty()) report.geomean_speedup = geometric_mean(speedups);
   if (opt.require_speedup) {
     const bool all = speedups.size() == report.shapes.size();
