@@ -85,8 +85,11 @@ class Backend {
   virtual bool ipc_handle(const Buffer&, unsigned char (&)[kIpcHandleBytes]) { return false; }
   // Called before the backend gives buffers back to the device, with their
   // ids: a process that maps them must unmap them first (CUDA IPC requires
-  // it). One hook.
-  virtual void set_unmap_hook(std::function<void(const std::vector<uint64_t>& ids)>) {}
+  // it). Every worker of the run registers its own (assay bench has two at
+  // once); add returns the key that removes it.
+  using UnmapHook = std::function<void(const std::vector<uint64_t>& ids)>;
+  virtual int add_unmap_hook(UnmapHook) { return 0; }
+  virtual void remove_unmap_hook(int) {}
 
   // Waits for all queued work. Returns "" or the error the device reported
   // (for CUDA: the first error, sticky or not, since the last call).

@@ -39,11 +39,11 @@ WorkerRunner::WorkerRunner(Backend& backend, WorkerOptions opt) : backend_(backe
   // of its mappings of it. It closes them and stays: stopping it would lose
   // what the candidate keeps between calls (a leak, a cache), and verdicts
   // would depend on when memory ran short.
-  backend_.set_unmap_hook([this](const std::vector<uint64_t>& ids) { forget(ids); });
+  unmap_hook_ = backend_.add_unmap_hook([this](const std::vector<uint64_t>& ids) { forget(ids); });
 }
 
 WorkerRunner::~WorkerRunner() {
-  backend_.set_unmap_hook(nullptr);
+  backend_.remove_unmap_hook(unmap_hook_);
   stop();
 }
 

@@ -94,6 +94,7 @@ class WorkerRunner final : public Runner {
   void reset_profile() { profile_ = {}; }
 
  private:
+  int unmap_hook_ = 0;  // the backend's key for this worker's forget hook
   std::string start();  // "" or why the worker could not start
   void stop();
   RunStatus reap(const char* during);  // the worker died: how?

@@ -97,7 +97,7 @@ CudaBackend::CudaBackend(size_t share) {
   };
   device.free = [](std::byte* p) { cudaFree(p); };
   device.before_free = [this](const std::vector<uint64_t>& ids) {
-    if (unmap_hook_) unmap_hook_(ids);
+    for (auto& [key, hook] : unmap_hooks_) hook(ids);
   };
   blocks_ = std::make_unique<BlockCache>(std::move(device), kKeepCachedBlocks);
   check_setup(cudaMalloc(&diff_index_, sizeof(unsigned long long)), "cudaMalloc");
@@ -147,7 +147,7 @@ void CudaBackend::make_room(double bytes) {
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(cudaStream_t(stream_));
-  unmap_hook_ = nullptr;  // whoever set it may be gone by now
+  unmap_hooks_.clear();  // whoever added them may be gone by now
   blocks_.reset();
   for (std::byte* p : exact_) cudaFree(p);
   if (diff_index_) cudaFree(diff_index_);

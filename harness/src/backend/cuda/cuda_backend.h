@@ -42,9 +42,11 @@ class CudaBackend final : public Backend {
   std::string synchronize() override;
   std::optional<Buffer> owner_of(const void* p) const override;
   bool ipc_handle(const Buffer& b, unsigned char (&handle)[kIpcHandleBytes]) override;
-  void set_unmap_hook(std::function<void(const std::vector<uint64_t>&)> hook) override {
-    unmap_hook_ = std::move(hook);
+  int add_unmap_hook(UnmapHook hook) override {
+    unmap_hooks_.emplace(++last_hook_, std::move(hook));
+    return last_hook_;
   }
+  void remove_unmap_hook(int key) override { unmap_hooks_.erase(key); }
 
   cublasContext* cublas();  // the reference's handle, bound to stream()
 
@@ -56,7 +58,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<GpuProcessList> processes_;  // NVML; null where it cannot be had
   std::string no_processes_;                   // why not
   unsigned long long* diff_index_ = nullptr;  // device word for first_difference
-  std::function<void(const std::vector<uint64_t>&)> unmap_hook_;
+  std::map<int, UnmapHook> unmap_hooks_;  // one per worker that maps this backend's blocks
+  int last_hook_ = 0;
   std::unique_ptr<BlockCache> blocks_;
   std::set<std::byte*> exact_;  // allocate_exact's: each its own cudaMalloc, freed on release
   std::map<uint64_t, std::array<unsigned char, kIpcHandleBytes>> ipc_handles_;  // by block id
