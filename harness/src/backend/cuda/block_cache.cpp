@@ -1,6 +1,5 @@
 #include "backend/cuda/block_cache.h"
 
-#include <algorithm>
 #include <bit>
 
 namespace assay {
@@ -18,7 +17,6 @@ std::optional<Block> BlockCache::take(size_t bytes) {
   auto it = cached_.lower_bound(want);
   if (it != cached_.end() && it->first <= want + want / 4) {
     Block b = it->second;
-    b.asked = bytes;
     cached_.erase(it);
     cached_bytes_ -= b.bytes;
     live_.emplace(b.data, b);
@@ -31,7 +29,7 @@ std::optional<Block> BlockCache::take(size_t bytes) {
     p = device_.allocate(want);
   }
   if (!p) return std::nullopt;
-  Block b{p, want, bytes, next_id_++};
+  Block b{p, want, next_id_++};
   live_.emplace(p, b);
   live_bytes_ += want;
   return b;
@@ -57,7 +55,7 @@ std::optional<Block> BlockCache::owner_of(const void* p) const {
   auto it = live_.upper_bound(const_cast<std::byte*>(q));
   if (it == live_.begin()) return std::nullopt;
   --it;
-  if (q >= it->second.data + std::max<size_t>(it->second.asked, 1)) return std::nullopt;
+  if (q >= it->second.data + it->second.bytes) return std::nullopt;
   return it->second;
 }
 

@@ -19,7 +19,6 @@ namespace assay {
 struct Block {
   std::byte* data = nullptr;
   size_t bytes = 0;  // the size class, >= what was asked for
-  size_t asked = 0;  // what take() was asked for: the buffer's own size
   uint64_t id = 0;   // unique for the life of the cache; a worker keys its mappings on it
 };
 
@@ -40,8 +39,7 @@ class BlockCache {
   // nullopt when even an empty cache cannot get the memory.
   std::optional<Block> take(size_t bytes);
   void give_back(std::byte* data);  // trims when more than `keep` is cached
-  // The live block whose asked-for bytes contain p (the buffer as allocated,
-  // as the host backend reports it: a worker copies and checks those bytes).
+  // The live block that contains p.
   std::optional<Block> owner_of(const void* p) const;
   // Frees every cached (not live) block.
   void trim();

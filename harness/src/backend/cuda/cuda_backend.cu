@@ -197,7 +197,7 @@ void CudaBackend::release(Buffer& b) {
 std::optional<Buffer> CudaBackend::owner_of(const void* p) const {
   std::optional<Block> b = blocks_->owner_of(p);
   if (!b) return std::nullopt;
-  return Buffer{b->data, b->asked, -1, b->id};
+  return Buffer{b->data, b->bytes, -1, b->id};
 }
 
 bool CudaBackend::ipc_handle(const Buffer& b, unsigned char (&handle)[kIpcHandleBytes]) {
