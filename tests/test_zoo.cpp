@@ -146,3 +146,23 @@ TEST_CASE("assay zoo exits 1 when assay misses a planted kernel", "[zoo][cli]") 
   CHECK(r.code == 1);
   CHECK(r.output.find("missed") != std::string::npos);
 }
+
+TEST_CASE("a zoo stopped by SIGTERM keeps the kernels it finished, marked partial", "[zoo][cli]") {
+  testing::Workdir w;
+  const std::string specs = testing::quote(host_sample("bug_stale").string()) + " " +
+                            testing::quote(host_sample("naive_f32").string());
+  // The second kernel (correct: it runs its whole budget) is in flight when
+  // the signal comes, once the first kernel's row is on disk.
+  const std::string zoo = testing::quote((fs::path(ASSAY_BUILD_DIR) / "assay").string()) + " zoo " + specs +
+                          " --backend host --budget 60 --out results --json z.json --cases-out cases";
+  auto r = testing::run_command("cd " + testing::quote(w.dir.string()) + " && (" + zoo +
+                                " & pid=$!; for i in $(seq 600); do [ -f z.json ] && break; sleep 0.1; done; "
+                                "sleep 0.5; kill -TERM $pid; wait $pid)");
+  INFO(r.output);
+  CHECK(r.code == 128 + 15);
+  auto j = nlohmann::json::parse(slurp(w.dir / "z.json"));
+  REQUIRE(j["kernels"].size() == 1);
+  CHECK(j["kernels"][0]["name"] == "host_bug_stale");
+  CHECK(j["kernels"][0]["checkers"]["assay"]["status"] == "caught");
+  CHECK(j["note"].get<std::string>().find("stopped by SIGTERM") != std::string::npos);
+}

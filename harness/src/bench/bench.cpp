@@ -53,8 +53,15 @@ class ShapeData {
     std::vector<std::byte*> data(n_);
     for (size_t i = 0; i < n_; ++i) data[i] = live_[i]->data();
     frame_ = std::make_unique<CallFrame>(be, c, data);
+    // A capture slot holds each output buffer whole, as the worker sees it:
+    // the backend's owner of the buffer (on cuda its block's size class,
+    // larger than what was asked), the bytes the worker copies and checks.
     for (size_t i = 0; i < n_; ++i)
-      if (!is_input(i)) output_at_.push_back({i, stride_}), stride_ += live_[i]->buffer().bytes;
+      if (!is_input(i)) {
+        std::optional<Buffer> owner = be.owner_of(live_[i]->data());
+        if (!owner) throw InfraError("a benched tensor is not in a shareable buffer");
+        output_at_.push_back({i, stride_}), stride_ += owner->bytes;
+      }
     be.synchronize();
   }
 

@@ -17,6 +17,7 @@
 #include "baseline/zoo.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/stop.h"
 
 namespace assay::cli {
 namespace fs = std::filesystem;
@@ -37,11 +38,19 @@ std::string device_name(BackendKind kind) {
   return prop.name;
 }
 
+// Written beside and renamed into place: a run killed mid-write leaves the
+// last whole report, never half of one.
 void write_file(const fs::path& file, const std::string& text) {
   if (file.has_parent_path()) fs::create_directories(file.parent_path());
-  std::ofstream out(file);
-  out << text;
-  if (!out) throw InfraError("cannot write " + file.string());
+  const fs::path part = file.string() + ".part";
+  {
+    std::ofstream out(part);
+    out << text;
+    if (!out.flush()) throw InfraError("cannot write " + part.string());
+  }
+  std::error_code ec;
+  fs::rename(part, file, ec);
+  if (ec) throw InfraError("cannot write " + file.string() + ": " + ec.message());
 }
 
 int run_zoo(const ZooArgs& a) {
@@ -58,10 +67,38 @@ int run_zoo(const ZooArgs& a) {
   opt.loader.cache_dir = a.cache_dir;
   if (kind == BackendKind::cuda) opt.loader.cuda_arch = cuda_arch();
 
+  baseline::ZooMeta meta;
+  const std::time_t now = std::time(nullptr);
+  char date[16];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  meta.date = date, meta.backend = std::string(name(kind)), meta.device = device_name(kind);
+  meta.budget_s = a.budget, meta.command = a.command;
+  if (a.budget < 60)
+    meta.note = fmt::format("gate budget {:g} s per kernel instead of the default 60 (CI time): correct kernels "
+                            "run fewer random cases",
+                            a.budget);
+  const fs::path stem = fs::path(a.out) / fmt::format("{}-zoo-{}", meta.date, meta.backend);
+  const fs::path md = a.markdown.empty() ? fs::path(stem.string() + ".md") : fs::path(a.markdown);
+  const fs::path js = a.json.empty() ? fs::path(stem.string() + ".json") : fs::path(a.json);
+
   std::vector<baseline::ZooRow> rows;
   int code = exit_pass;
   const auto files = collect_spec_files(a.paths);
+  // The reports are rewritten after every kernel: a zoo stopped by a time
+  // limit or a signal keeps the kernels it finished, marked as partial.
+  auto write_reports = [&](bool done) {
+    baseline::ZooMeta m = meta;
+    if (!done)
+      m.note = fmt::format("partial: {} of {} spec files' kernels; {}{}", rows.size(), files.size(),
+                           stop_requested() ? "stopped by " + stop_signal_name() : "the run had not finished",
+                           meta.note.empty() ? "" : "; " + meta.note);
+    const auto totals = baseline::zoo_totals(rows);
+    write_file(md, baseline::zoo_markdown(rows, totals, m));
+    write_file(js, baseline::zoo_json(rows, totals, m).dump(2) + "\n");
+  };
+  install_stop_handlers();  // SIGTERM from a time limit: keep the finished kernels (below)
   for (const fs::path& file : files) {
+    if (stop_requested()) break;
     Spec spec;
     try {
       spec = load_spec(file);
@@ -81,6 +118,7 @@ int run_zoo(const ZooArgs& a) {
       row.planted = !spec.expect.empty() && spec.expect != "pass";
       row.cells.assign(std::size(baseline::kZooCheckers), baseline::ZooCell{"error", "", 0, 0, e.what(), ""});
     }
+    if (stop_requested()) break;  // this kernel's run was cut short: no verdict for it
     std::string line = fmt::format("zoo: {:<28}", row.name);
     for (size_t j = 0; j < row.cells.size(); ++j) line += fmt::format(" {}={}", baseline::kZooCheckers[j], row.cells[j].status);
     fmt::print("{}\n", line);
@@ -88,27 +126,20 @@ int run_zoo(const ZooArgs& a) {
     const std::string& gate = row.cells.front().status;
     if (gate != "caught" && gate != "pass") code = worse_exit(code, exit_kernel_failed);
     rows.push_back(std::move(row));
+    write_reports(false);
+  }
+  if (stop_requested()) {
+    write_reports(false);
+    fmt::print(stderr, "assay: zoo stopped by {} after {} kernels; wrote {} and {}\n", stop_signal_name(), rows.size(),
+               md.string(), js.string());
+    return 128 + stop_signal();
   }
   if (rows.empty()) throw InputError(fmt::format("no {} specs among the given paths", name(kind)));
 
   const auto totals = baseline::zoo_totals(rows);
   fmt::print("\n{}", baseline::zoo_console(rows, totals));
   fmt::print("\n{}", baseline::zoo_family_console(baseline::zoo_family_totals(rows)));
-  baseline::ZooMeta meta;
-  const std::time_t now = std::time(nullptr);
-  char date[16];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  meta.date = date, meta.backend = std::string(name(kind)), meta.device = device_name(kind);
-  meta.budget_s = a.budget, meta.command = a.command;
-  if (a.budget < 60)
-    meta.note = fmt::format("gate budget {:g} s per kernel instead of the default 60 (CI time): correct kernels "
-                            "run fewer random cases",
-                            a.budget);
-  const fs::path stem = fs::path(a.out) / fmt::format("{}-zoo-{}", meta.date, meta.backend);
-  const fs::path md = a.markdown.empty() ? fs::path(stem.string() + ".md") : fs::path(a.markdown);
-  const fs::path js = a.json.empty() ? fs::path(stem.string() + ".json") : fs::path(a.json);
-  write_file(md, baseline::zoo_markdown(rows, totals, meta));
-  write_file(js, baseline::zoo_json(rows, totals, meta).dump(2) + "\n");
+  write_reports(true);
   fmt::print("\nwrote {} and {}\n", md.string(), js.string());
   return code;
 }
