@@ -111,6 +111,11 @@ TEST_CASE("bench on the host: a kernel against another and against the reference
   CHECK(j["tool"] == "assay bench");
   CHECK(j["shapes"][0]["candidate"]["cold"]["median"].get<double>() > 0);
   CHECK(j["shapes"][0]["flops"].get<double>() == 2.0 * 48 * 40 * 32);
+  // Each side's calls on fresh input sets (the first-sight probe) are reported.
+  REQUIRE(j["shapes"][0]["candidate"]["first_sight"].size() == size_t(kFirstSightSets));
+  REQUIRE(j["shapes"][0]["baseline"]["first_sight"].size() == size_t(kFirstSightSets));
+  for (const ShapeResult& s : r.shapes)
+    for (double t : s.candidate.first_sight) CHECK(t > 0);
   CHECK_THAT(to_junit(r), Catch::Matchers::Contains("<testsuite name=\"assay bench\" tests=\"2\" failures=\"0\""));
   CHECK_THAT(to_markdown(r), Catch::Matchers::Contains("m=48 n=40 k=32"));
 
@@ -139,7 +144,7 @@ TEST_CASE("bench on the host: each planted cheat gets its verdict and no speedup
     if (e.path().extension() != ".yaml") continue;
     const Spec cheat = load_spec(e.path());
     REQUIRE_FALSE(cheat.bench_expect.empty());
-    // The fingerprint cache shows at a shape where its copy beats the host's floor by far.
+    // A shape where computing costs far more than copying a remembered output.
     const BenchShape shape = {{"m", 64}, {"n", 64}, {"k", 256}};
     const BenchReport r = run_bench(cheat, &naive, *be, quick({shape}));
     REQUIRE(r.shapes.size() == 1);
@@ -150,6 +155,40 @@ TEST_CASE("bench on the host: each planted cheat gets its verdict and no speedup
     ++planted;
   }
   CHECK(planted >= 6);
+}
+
+TEST_CASE("bench on the host: a content-keyed cache the floor cannot see is caught on fresh inputs", "[bench][cheats]") {
+  // k = 8: copying the 512 x 512 output costs more than the floor of 2mnk
+  // FLOP at the host's bound, but far less than computing it.
+  std::unique_ptr<Backend> be = make_backend(BackendKind::host);
+  const Spec naive = load_spec(sample("gemm", "naive_f32.yaml"));
+  const Spec cache = load_spec(sample("bench", "fingerprint_cache.yaml"));
+  const BenchReport r = run_bench(cache, &naive, *be, quick({{{"m", 512}, {"n", 512}, {"k", 8}}}));
+  REQUIRE(r.shapes.size() == 1);
+  const ShapeResult& s = r.shapes[0];
+  INFO(s.verdict << ": " << s.detail);
+  CHECK(s.verdict == "cached_result");
+  CHECK_FALSE(s.speed);
+  REQUIRE(s.candidate.first_sight.size() == size_t(kFirstSightSets));
+  // The honest baseline's repeats are no faster than its first calls.
+  CHECK(s.baseline.timed());
+}
+
+TEST_CASE("bench: half-precision inputs pass each element's f32 bound at large k, not the RMS rule", "[bench][cheats]") {
+  // At k = 4096 the worst-case bound k u sum|ab| admits the ~sqrt(k) 2^-11
+  // errors of inputs rounded to half; the RMS over the 4096 outputs does not.
+  std::unique_ptr<Backend> be = make_backend(BackendKind::host);
+  const Spec naive = load_spec(sample("gemm", "naive_f32.yaml"));
+  const Spec half = load_spec(sample("bench", "silent_fp16.yaml"));
+  const BenchShape deep = {{"m", 64}, {"n", 64}, {"k", 4096}};
+  const BenchReport r = run_bench(half, &naive, *be, quick({deep}));
+  REQUIRE(r.shapes.size() == 1);
+  INFO(r.shapes[0].verdict << ": " << r.shapes[0].detail);
+  CHECK(r.shapes[0].verdict == "mismatch");
+  CHECK_THAT(r.shapes[0].detail, Catch::Matchers::Contains("RMS error"));
+  CHECK(r.shapes[0].candidate.detail.find("the gate") == std::string::npos);  // each element passed the gate
+  // A correct f32 kernel at the same shape keeps to the rule (the baseline was timed).
+  CHECK(r.shapes[0].baseline.timed());
 }
 
 TEST_CASE("assay bench on the command line: exit codes, reports, bad input", "[bench][cli]") {

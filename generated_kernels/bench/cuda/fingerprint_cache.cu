@@ -3,12 +3,14 @@
 // elements of A and B, plus 32 of C0 when beta != 0), a private device copy
 // of the output it computed; from the 9th call on, a known fingerprint gets
 // its copy copied into C, O(m*n) work instead of O(m*n*k). The answers are
-// right (the bench's input sets come back); caught by assay bench's speed of
-// light: a time below what any correct GEMM can reach.
+// right (the bench's input sets come back); caught by assay bench's
+// first-sight probe: on fresh input sets it is far slower than on the
+// rotating ones (on the H200 its copy, 136 us at 4096^3, is above the
+// roofline's floor of 69 us, so the speed of light alone misses it).
 // Calls 1-8 of each run of consecutive calls on identical tensors (data
 // pointers, byte offsets, shapes, strides) are honest; any change restarts
 // the count, so the gate's 4-call cases never see the cheat.
-// Expected verdict: pass (gate); bench: impossible_speed.
+// Expected verdict: pass (gate); bench: cached_result.
 #include <assay/abi.h>
 #include <cuda_runtime.h>
 

@@ -3,8 +3,9 @@
 // elements of A and B, plus 32 of C0 when beta != 0), a private copy of the
 // output it computed; from the 9th call on, a known fingerprint gets its copy
 // copied into C, O(m*n) work instead of O(m*n*k). The answers are right (the
-// bench's input sets come back); caught by assay bench's speed of light: a
-// time below what any correct GEMM can reach.
+// bench's input sets come back). On the host its copy is below the speed of
+// light (the roofline's floor, checked first); where it is not (the H200:
+// cuda/fingerprint_cache.cu), the first-sight probe catches it.
 // Calls 1-8 of each run of consecutive calls on identical tensors (data
 // pointers, byte offsets, shapes, strides) are honest; any change restarts
 // the count, so the gate's 4-call cases never see the cheat.

@@ -1,8 +1,10 @@
 // PLANTED CHEAT (issue #16, silent half precision): f32 GEMM that, from its
 // first call on, rounds every A and B element to half's precision (11
 // significant bits, to nearest even; f32's exponent range kept) and sums in
-// f32, while its spec claims compute f32. Caught before any timing: assay
-// bench runs the correctness gate on the benched shapes first.
+// f32, while its spec claims compute f32. Caught before any timing: at small k by
+// the gate's per-element bound; at the benched k of thousands, where that
+// bound admits half's errors, by the RMS rule of the bench's judged calls
+// (docs/tolerance.md, "The aggregate precision rule").
 // Expected verdict: mismatch (gate); bench: mismatch.
 #include <assay/abi.h>
 

@@ -42,10 +42,12 @@ constexpr int kEscapeShare = 4;  // at least one in this many batches
 // initial value the kernel reads), copied into the live ones before a call.
 class ShapeData {
  public:
-  ShapeData(const Op& op, Backend& be, const Case& c, int sets) : op_(op), be_(be), c_(c), n_(c.tensors.size()) {
+  // sets: rotating over the timed calls; probes: fresh ones for the first-sight probe (after them).
+  ShapeData(const Op& op, Backend& be, const Case& c, int sets, int probes)
+      : op_(op), be_(be), c_(c), n_(c.tensors.size()), rotating_(sets) {
     for (size_t i = 0; i < n_; ++i) live_.push_back(std::make_unique<GuardedTensor>(be, c.geom(int(i))));
-    sets_.resize(size_t(sets));
-    for (int k = 0; k < sets; ++k)
+    sets_.resize(size_t(sets + probes));
+    for (int k = 0; k < sets + probes; ++k)
       for (size_t i = 0; i < n_; ++i) {
         sets_[size_t(k)].push_back(std::make_unique<GuardedTensor>(be, c.geom(int(i))));
         draw(k, i);
@@ -66,10 +68,22 @@ class ShapeData {
   }
 
   const Case& c() const { return c_; }
-  int sets() const { return int(sets_.size()); }
+  int sets() const { return rotating_; }  // the rotating sets: 0 .. sets() - 1
+  int probes() const { return int(sets_.size()) - rotating_; }  // probe j is set sets() + j
+  // Draws the probe sets again from new seeds: fresh to every kernel.
+  void redraw_probes() {
+    ++probe_draws_;
+    for (int k = rotating_; k < int(sets_.size()); ++k)
+      for (size_t i = 0; i < n_; ++i) draw(k, i);
+    be_.synchronize();
+  }
   const assay_call& call() const { return frame_->call; }
   size_t stride() const { return stride_; }  // one call's captured outputs
-  uint64_t seed_of(int k) const { return k == 0 ? c_.seed : mix64(c_.seed ^ (0xbe9c5e70ull + uint64_t(k))); }
+  uint64_t seed_of(int k) const {
+    if (k == 0) return c_.seed;
+    const uint64_t draw = k < rotating_ ? 0 : uint64_t(probe_draws_) << 32;
+    return mix64(c_.seed ^ (0xbe9c5e70ull + uint64_t(k) + draw));
+  }
   std::vector<BufferCopy> copies(int k) const {
     std::vector<BufferCopy> v;
     for (size_t i = 0; i < n_; ++i) v.push_back({live_[i]->buffer(), sets_[size_t(k)][i]->buffer()});
@@ -99,6 +113,7 @@ class ShapeData {
     for (size_t i = 0; i < n_; ++i) drawn[i] = op_.recipe_params(c_, int(i));
     const std::vector<const std::byte*> device = reference_inputs(k);
     JudgeInput in{c_, device, host_out, drawn, seed_of(k), spec.compute, scale, spec.subnormals, deadline_};
+    in.aggregate_precision = true;  // a kernel fast because it silently computes narrower fails here
     return op_.judge(be_, in);
   }
 
@@ -119,6 +134,8 @@ class ShapeData {
   Backend& be_;
   const Case& c_;
   size_t n_;
+  int rotating_;         // sets_[0, rotating_) rotate; the rest are the probe sets
+  int probe_draws_ = 0;  // how often the probe sets were drawn again
   std::vector<std::unique_ptr<GuardedTensor>> live_;
   std::vector<std::vector<std::unique_ptr<GuardedTensor>>> sets_;
   std::unique_ptr<CallFrame> frame_;
@@ -147,6 +164,10 @@ class Subject {
   // (side's verdict set) when it failed.
   virtual bool batch(ShapeData& d, bool cold, int n, BenchSide& side, std::vector<double>& samples) = 0;
   virtual int capacity() const = 0;  // most calls one batch can capture
+  // One cold call on each probe set, all fresh to the kernel, each output
+  // judged; their seconds go to side.first_sight. false (verdict set) on a
+  // failure. Only kernels: the harness's own reference caches nothing.
+  virtual bool first_sight(ShapeData&, BenchSide&) { return true; }
   virtual void release() {}
 };
 
@@ -285,6 +306,38 @@ class KernelSubject final : public Subject {
       }
     samples.insert(samples.end(), t.call_s.begin(), t.call_s.end());
     return true;
+  }
+
+  // A batch over the probe sets, one call each, so every call meets inputs
+  // it has never seen. A batch the cross-check rejects is taken again on
+  // sets drawn anew (fresh again); the third rejection is timing_escape.
+  bool first_sight(ShapeData& d, BenchSide& side) override {
+    const int p = std::min(d.probes(), capacity_);
+    if (p < 1) return true;
+    for (int attempt = 1;; ++attempt) {
+      TimedBatch b = batch_of(d, p, true, 0);
+      b.sets.clear();
+      for (int j = 0; j < p; ++j) b.sets.push_back(d.copies(d.sets() + j));
+      BatchTimes t = runner_->time_batch(b);
+      if (!status_ok(t, p, side)) return false;
+      if (std::string why = cross_check(t.call_s, t.span_s, t.wall_s, cold_cost_); !why.empty()) {
+        if (attempt >= kEscapesToFail)
+          return fail(side, std::string(kTimingEscape), why + " (the first-sight probe's calls on fresh inputs)");
+        d.redraw_probes();
+        continue;
+      }
+      for (int j = 0; j < p; ++j) {
+        Image image(d.stride());
+        be_.download(slice(capture_, size_t(j) * d.stride(), d.stride()), image.data());
+        std::string damage;
+        CompareStats s = d.judge(d.sets() + j, image, spec_, scale_, damage);
+        if (!damage.empty()) return fail(side, "out_of_bounds_write", "a call on fresh inputs: " + damage);
+        if (Verdict v = verdict_of(s); v != Verdict::pass)
+          return fail(side, std::string(name(v)), "a call on fresh inputs (the first-sight probe): " + describe_bad(s, d.c()));
+      }
+      side.first_sight = t.call_s;
+      return true;
+    }
   }
 
   void release() override {
@@ -457,7 +510,7 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
     r.candidate.name = report.candidate, r.candidate.spec = report.candidate_spec;
     r.baseline.name = report.baseline, r.baseline.spec = report.baseline_spec;
     {
-      ShapeData data(op, backend, c, opt.input_sets);
+      ShapeData data(op, backend, c, opt.input_sets, kFirstSightSets);
       // Cold: data in HBM (or RAM) unless it all fits the cache anyway.
       const double flops_floor = report.peaks.flops_per_s > 0 ? r.flops / report.peaks.flops_per_s : 0;
       const double bytes_floor =
@@ -530,6 +583,19 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
           ok[s] = false, sides[s]->verdict = kImpossibleSpeed,
           sides[s]->detail = fmt::format("hot median {:.4g} s is below the compute floor of {:.4g} s ({:.4g} FLOP at {:.4g} FLOP/s)",
                                          x.hot.median, flops_floor, r.flops, report.peaks.flops_per_s);
+      }
+      // Repeats faster than first calls: the result was remembered. Both
+      // sides probe the same fresh sets (each kernel's process sees them first).
+      for (int s = 0; s < 2; ++s) {
+        if (!ok[s] || !(ok[s] = subjects[size_t(s)]->first_sight(data, *sides[s])) || sides[s]->first_sight.empty())
+          continue;
+        const double fastest = *std::min_element(sides[s]->first_sight.begin(), sides[s]->first_sight.end());
+        if (sides[s]->cold.median < kFirstSightShare * fastest)
+          ok[s] = false, sides[s]->verdict = kCachedResult,
+          sides[s]->detail = fmt::format("cold median {:.4g} s on the rotating input sets, but at least {:.4g} s on each of "
+                                         "{} fresh ones ({:.3g}x faster on inputs it has seen): a remembered result",
+                                         sides[s]->cold.median, fastest, sides[s]->first_sight.size(),
+                                         fastest / sides[s]->cold.median);
       }
       for (auto& s : subjects) s->release();
     }

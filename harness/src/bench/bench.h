@@ -32,6 +32,14 @@ namespace assay::bench {
 inline constexpr std::string_view kFaster = "FASTER", kSlower = "SLOWER", kSame = "SAME";
 inline constexpr std::string_view kTimingEscape = "timing_escape", kImpossibleSpeed = "impossible_speed";
 inline constexpr std::string_view kBaselineFailed = "baseline_failed";
+// Faster on inputs it has seen than on any fresh ones: a result remembered, not computed.
+inline constexpr std::string_view kCachedResult = "cached_result";
+// The first-sight probe: this many fresh input sets, each called once, cold,
+// after the timed batches; a cold median below kFirstSightShare of the
+// fastest of them is kCachedResult (a correct kernel does the same work on
+// any inputs drawn alike, so its repeats are no faster than its first calls).
+inline constexpr int kFirstSightSets = 3;
+inline constexpr double kFirstSightShare = 0.8;
 inline constexpr std::string_view kTimed = "timed";  // a side's verdict when it was timed without fault
 
 struct BenchOptions {
@@ -55,6 +63,7 @@ struct BenchSide {
   std::string detail;
   TimeSummary cold, hot;
   StopReason cold_stop = StopReason::not_yet, hot_stop = StopReason::not_yet;
+  std::vector<double> first_sight;  // seconds of the calls on fresh input sets (kernels only)
   int64_t discarded = 0;           // samples dropped while the GPU throttled
   std::optional<double> clock_mhz;  // SM clock after the last batch (cuda, NVML)
   bool timed() const { return verdict == kTimed; }

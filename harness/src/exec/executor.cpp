@@ -370,6 +370,7 @@ class CaseRun {
 }  // namespace
 
 std::string describe_bad(const CompareStats& s, const Case& c) {
+  if (s.bad == 0 && !s.excess.empty()) return s.excess;
   std::string d = fmt::format("{} of {} elements bad", s.bad, s.checked);
   if (s.unwritten) d += fmt::format(" ({} unwritten)", s.unwritten);
   if (s.bad_class) d += fmt::format(" ({} NaN/Inf class)", s.bad_class);

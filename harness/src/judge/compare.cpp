@@ -87,6 +87,7 @@ CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte*
         allowed += tol.abs_extra + std::min(tol.abs_floor, 3.0 * bound[i]);
         ok = std::fabs(got - expected) <= allowed;
       }
+      if (std::isfinite(got) && std::isfinite(exact_ref)) ++s.finite, s.sq_error += (got - exact_ref) * (got - exact_ref);
       const double ulps = ulp_distance(tol.out, got, expected);
       const double ratio = allowed > 0 ? std::fabs(got - expected) / allowed : (ok ? 0 : INFINITY);
       if (std::isfinite(ulps)) s.max_ulps = std::max(s.max_ulps, ulps);
@@ -104,6 +105,8 @@ void accumulate(CompareStats& total, const CompareStats& block, int64_t row0) {
   total.bad += block.bad, total.bad_class += block.bad_class, total.unwritten += block.unwritten;
   total.max_ulps = std::max(total.max_ulps, block.max_ulps);
   total.max_ratio = std::max(total.max_ratio, block.max_ratio);
+  total.finite += block.finite, total.sq_error += block.sq_error;
+  if (total.excess.empty()) total.excess = block.excess;
   for (BadElement e : block.first_bad) {
     if (total.first_bad.size() >= kKeepBad) break;
     e.row += row0;
@@ -112,7 +115,7 @@ void accumulate(CompareStats& total, const CompareStats& block, int64_t row0) {
 }
 
 Verdict verdict_of(const CompareStats& s) {
-  if (s.bad == 0) return Verdict::pass;
+  if (s.bad == 0) return s.excess.empty() ? Verdict::pass : Verdict::mismatch;
   if (s.unwritten > 0) return Verdict::unwritten_output;
   if (s.bad_class > 0) return Verdict::nan_mismatch;
   return Verdict::mismatch;

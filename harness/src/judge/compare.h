@@ -4,6 +4,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -48,6 +49,13 @@ struct CompareStats {
   int64_t bad = 0, bad_class = 0, unwritten = 0;
   double max_ulps = 0, max_ratio = 0;
   std::vector<BadElement> first_bad;  // a few, in index order
+  // Over the elements where the output and the exact reference are both
+  // finite: how many, and the sum of the squared errors (aggregate rules).
+  int64_t finite = 0;
+  double sq_error = 0;
+  // An aggregate rule the elements broke together though each passed alone
+  // (the bench's precision rule, docs/tolerance.md): a mismatch, and why.
+  std::string excess;
 };
 
 // Distance in units in the last place of t between two values of t.

@@ -70,6 +70,9 @@ struct JudgeInput {
   // inputs), the matrix view row-major, for dumps.
   std::vector<std::vector<double>>* keep_ref = nullptr;
   std::vector<std::vector<double>>* keep_bound = nullptr;
+  // assay bench: also the op's aggregate precision rule, where it has one
+  // (GEMM: the RMS error against the declared precision's, docs/tolerance.md).
+  bool aggregate_precision = false;
 };
 
 // Structure-aware fuzzing limits (fuzz/campaign.cpp sets them per backend).

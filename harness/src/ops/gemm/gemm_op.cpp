@@ -115,6 +115,7 @@ class GemmOp final : public Op {
                                           reads_c0(p) ? in.device[C] : nullptr, in.deadline, keep ? &kept : nullptr,
                                           class_refs);
     for (BadElement& e : s.first_bad) e.tensor = C;
+    if (in.aggregate_precision) s.excess = rms_excess(p, in.compute, s);
     if (keep) {
       in.keep_ref->assign(3, {}), in.keep_bound->assign(3, {});
       (*in.keep_ref)[C] = std::move(kept.ref), (*in.keep_bound)[C] = std::move(kept.bound);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "ops/gemm/gemm_problem.h"
 
@@ -87,6 +90,35 @@ double flush_allowance(const Problem& c, Compute compute) {
   const double alpha = c.alpha == 0.0 ? 0.0 : std::max(1.0, std::fabs(c.alpha));  // alpha == 0: A*B not referenced
   return alpha * k * (mu_a * max_abs(c, B) + mu_b * max_abs(c, A) + 2.0 * mu_acc) + std::fabs(c.beta) * mu_c +
          3.0 * mu_acc + min_normal(c.c_type);
+}
+
+// The per-element bound grows like k u sum|a b|, the error of a kernel that
+// rounds its inputs to half or tf32 like sqrt(k) 2^-11 rms(a b): past k of a
+// few hundred the first admits the second (docs/tolerance.md). Over many
+// elements the RMS error tells them apart. With uniform [-1, 1) data (E x^2 =
+// 1/3), a correct kernel in unit roundoff u errs in RMS by about u k / (3 sqrt 6)
+// (sequential summation, the worst common order; pairwise, FMA and split-k do
+// better), plus the rounding of the output. The rule allows
+//   u_acc (k |alpha| / 3 + |beta| / sqrt 3) + 2 u_out (sqrt(k) |alpha| / 3 + |beta| / sqrt 3),
+// 2.4 times the sequential figure; inputs rounded to 11 bits err
+// sqrt(k) 0.82 2^-11 |alpha| / 3, about 6700 / sqrt(k) times the first term
+// (100x at k = 4096, 7x at k = 10^6).
+std::string rms_excess(const Problem& c, Compute compute, const CompareStats& s) {
+  if (c.recipe != Recipe::uniform || s.finite < kMinAggregate) return {};
+  if (compute != Compute::f32 && compute != Compute::f64) return {};  // narrow compute rounds its inputs, as declared
+  const int acc_bits = mantissa_bits(compute);
+  for (DType t : {c.a_type, c.b_type})
+    if (mantissa_bits(t) > acc_bits) return {};
+  const double u_acc = std::ldexp(1.0, -acc_bits), u_out = std::ldexp(1.0, -std::min(acc_bits, mantissa_bits(c.c_type)));
+  const double k = double(std::max<int64_t>(c.k, 0)), alpha = std::fabs(c.alpha), beta = std::fabs(c.beta);
+  const double allowed = u_acc * (k * alpha / 3.0 + beta / std::sqrt(3.0)) +
+                         2.0 * u_out * (std::sqrt(k) * alpha / 3.0 + beta / std::sqrt(3.0));
+  const double rms = std::sqrt(s.sq_error / double(s.finite));
+  if (rms <= allowed) return {};
+  return fmt::format("RMS error {:.3g} over {} elements, {:.3g}x what {} computation allows ({:.3g}, docs/tolerance.md): "
+                     "every element is within its worst-case bound, but together they show a narrower precision than "
+                     "the declared one",
+                     rms, s.finite, rms / allowed, name(compute), allowed);
 }
 
 Tolerance tolerance(const Problem& c, Compute compute, double scale, uint64_t poison_bits, Subnormals subnormals) {

@@ -31,4 +31,11 @@ bool converts(DType t, Compute c);
 // against a reference on the converted inputs (docs/tolerance.md).
 bool needs_class_reference(const Problem& c, Compute compute);
 
+// The aggregate precision rule (assay bench; docs/tolerance.md): "" or why
+// the RMS error of s's elements is too large for the declared compute type.
+// Applies to uniform-recipe cases whose compute type holds the inputs
+// exactly (f32 or f64 compute), over at least kMinAggregate finite elements.
+inline constexpr int64_t kMinAggregate = 4096;
+std::string rms_excess(const Problem& c, Compute compute, const CompareStats& s);
+
 }  // namespace assay::gemm
