@@ -52,9 +52,13 @@ TEST_CASE("the cross-check of a batch's timestamps against the harness's clock",
   CHECK(cross_check(honest, 0.0202, 0.0205, cost).empty());
   // Work outside the timed calls: the harness waited 30 ms more than the worker timed.
   CHECK_THAT(cross_check(honest, 0.0202, 0.0502, cost), Catch::Matchers::Contains("outside the timed calls"));
+  // ... unless the kernel's runqueue accounting says those 30 ms were spent waiting for a CPU (a loaded machine).
+  CHECK(cross_check(honest, 0.0202, 0.0502, cost, 0.030).empty());
+  CHECK_FALSE(cross_check(honest, 0.0202, 0.0502, cost, 0.010).empty());
   // A forged timer that shrinks every interval tenfold.
   const std::vector<double> forged(20, 1e-4);
   CHECK_FALSE(cross_check(forged, 0.00202, 0.0205, cost).empty());
+  CHECK_FALSE(cross_check(forged, 0.00202, 0.0205, cost, 0.002).empty());  // waiting does not excuse missing running time
   // Forged call times under a true span: the calls cover too little of it.
   CHECK_THAT(cross_check(forged, 0.0202, 0.0205, cost), Catch::Matchers::Contains("per-call times were forged"));
   // A span longer than the harness's own clock, or calls longer than their span, cannot be.
@@ -85,6 +89,15 @@ TEST_CASE("bench shapes: read from YAML, matched to the op's sizes by name", "[b
   CHECK_THROWS_WITH(bench_case(op_of(spec), spec, {{"m", 4}, {"n", 4}}, 1), Catch::Matchers::Contains("lacks size 'k'"));
   CHECK_THROWS_WITH(bench_case(op_of(spec), spec, {{"m", 4}, {"n", 4}, {"k", 4}, {"q", 1}}, 1),
                     Catch::Matchers::Contains("no size 'q'"));
+}
+
+TEST_CASE("bench: the host's default shapes are the op's divided by 8", "[bench]") {
+  const std::vector<BenchShape> h = host_shapes(default_op("gemm")->bench_shapes());
+  REQUIRE(h.size() == 3);
+  CHECK(shape_text(h[0]) == "m=512 n=512 k=512");
+  CHECK(shape_text(h[1]) == "m=1024 n=1024 k=128");
+  CHECK(shape_text(h[2]) == "m=2 n=512 k=1792");
+  CHECK(shape_text(host_shapes({{{"m", 3}, {"n", 4096}, {"k", 4096}}})[0]) == "m=1 n=512 k=512");  // never 0
 }
 
 TEST_CASE("bench on the host: a kernel against another and against the reference", "[bench]") {
@@ -171,6 +184,7 @@ TEST_CASE("bench on the host: a content-keyed cache the floor cannot see is caug
   CHECK_FALSE(s.speed);
   REQUIRE(s.candidate.first_sight.size() == size_t(kFirstSightSets));
   // The honest baseline's repeats are no faster than its first calls.
+  INFO("baseline " << s.baseline.verdict << ": " << s.baseline.detail);
   CHECK(s.baseline.timed());
 }
 

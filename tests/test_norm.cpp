@@ -450,7 +450,7 @@ TEST_CASE("norm fuzz codec and shrink hooks keep cases valid", "[norm]") {
 TEST_CASE("host norm zoo kernels get their expected verdicts", "[norm][samples]") {
   auto backend = make_backend(BackendKind::host);
   Reporter silent;
-  auto opt = testing::sample_gate_options(150);
+  auto opt = testing::sample_gate_options(100);  // planted host bugs first fail by case 47; the zoo runs the correct ones longer
   for (const char* family : {"layernorm", "rmsnorm"}) {
     auto specs = testing::sample_specs(BackendKind::host, family);
     REQUIRE(specs.size() >= 10);

@@ -307,7 +307,7 @@ TEST_CASE("reduce fuzz codec and shrink hooks keep cases valid", "[reduce]") {
 TEST_CASE("host reduce zoo kernels get their expected verdicts", "[reduce][samples]") {
   auto backend = make_backend(BackendKind::host);
   Reporter silent;
-  auto opt = testing::sample_gate_options(150);
+  auto opt = testing::sample_gate_options(100);  // planted host bugs first fail by case 47; the zoo runs the correct ones longer
   auto specs = testing::sample_specs(BackendKind::host, "reduce");
   REQUIRE(specs.size() >= 16);
   for (auto& file : specs) {

@@ -9,7 +9,7 @@ using namespace assay;
 TEST_CASE("host sample kernels get their expected verdicts", "[samples]") {
   auto backend = make_backend(BackendKind::host);
   Reporter silent;
-  auto opt = testing::sample_gate_options(150);
+  auto opt = testing::sample_gate_options(100);  // planted host bugs first fail by case 47; the zoo runs the correct ones longer
   auto specs = testing::sample_specs(BackendKind::host);
   REQUIRE(specs.size() >= 9);
   int planted = 0;

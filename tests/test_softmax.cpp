@@ -264,7 +264,7 @@ TEST_CASE("softmax fuzz codec and shrink hooks keep cases valid", "[softmax]") {
 TEST_CASE("host softmax zoo kernels get their expected verdicts", "[softmax][samples]") {
   auto backend = make_backend(BackendKind::host);
   Reporter silent;
-  auto opt = testing::sample_gate_options(150);
+  auto opt = testing::sample_gate_options(100);  // planted host bugs first fail by case 47; the zoo runs the correct ones longer
   auto specs = testing::sample_specs(BackendKind::host, "softmax");
   REQUIRE(specs.size() >= 10);
   for (auto& file : specs) {

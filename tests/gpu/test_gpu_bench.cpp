@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 
 #include "../samples_support.h"
 #include "bench/bench.h"
@@ -66,4 +67,19 @@ TEST_CASE("cuda bench: cuBLAS against itself is SAME at a large shape and then a
     CHECK(s.candidate.first_sight.size() == size_t(kFirstSightSets));
   }
   CHECK(r.exit_code() == 0);
+}
+
+TEST_CASE("cuda bench: a register-tiled GEMM is FASTER than naive, both within the RMS rule at k = 4096", "[gpu][bench]") {
+  auto backend = make_backend(BackendKind::cuda);
+  std::optional<Spec> naive, regtile;
+  for (auto& f : testing::sample_specs(BackendKind::cuda)) {
+    if (f.stem() == "naive_f32") naive = load_spec(f);
+    if (f.stem() == "regtile_vec_f32") regtile = load_spec(f);
+  }
+  REQUIRE(naive);
+  REQUIRE(regtile);
+  const BenchReport r = run_bench(*regtile, &*naive, *backend, short_bench({{{"m", 4096}, {"n", 4096}, {"k", 4096}}}));
+  REQUIRE(r.shapes.size() == 1);
+  INFO(r.shapes[0].verdict << ": " << r.shapes[0].detail);
+  CHECK(r.shapes[0].verdict == "FASTER");  // 10.9x on 2026-12-02
 }

@@ -38,15 +38,19 @@ inline constexpr std::string_view kCachedResult = "cached_result";
 // after the timed batches; a cold median below kFirstSightShare of the
 // fastest of them is kCachedResult (a correct kernel does the same work on
 // any inputs drawn alike, so its repeats are no faster than its first calls).
+// The verdict needs kFirstSightProbes probes in a row, each on sets drawn
+// anew, to say so.
 inline constexpr int kFirstSightSets = 3;
+inline constexpr int kMaxInputSets = 4;  // --input-sets; with the probes, within the worker's kMaxSets
 inline constexpr double kFirstSightShare = 0.8;
+inline constexpr int kFirstSightProbes = 3;
 inline constexpr std::string_view kTimed = "timed";  // a side's verdict when it was timed without fault
 
 struct BenchOptions {
   std::vector<BenchShape> shapes;  // empty: the spec's `bench:` list, else the op's defaults
   StoppingRule rule;               // per side and mode (cold, hot)
   double warmup_seconds = 0.1;
-  int input_sets = 2;              // at least 2 (kMaxSets at most)
+  int input_sets = 2;              // 2 to kMaxInputSets
   double batch_seconds = 0.02;     // a batch of calls lasts about this long
   std::optional<double> require_speedup;
   uint64_t seed = 1;
@@ -108,8 +112,14 @@ struct StepCost {
 // against the harness's own wall clock around the exchange: "" when they
 // agree, else why not. Work outside the timed calls (another stream or
 // thread) makes the wall clock longer than the span; a forged timer makes
-// the span or the calls shorter than the truth.
-std::string cross_check(std::span<const double> call_s, double span_s, double wall_s, const StepCost& cost);
+// the span or the calls shorter than the truth. wait_s: the part of the wall
+// time the worker's serving thread and the harness's spent waiting for a CPU
+// (BatchTimes::wait_s), excused in both rules. The bench calls it twice: a
+// batch that fails with wait_s = 0 but passes with the wait excused is the
+// machine's doing and is dropped; it never gives samples, so a kernel that
+// makes its own thread wait (to hide work in the wait) gains nothing.
+std::string cross_check(std::span<const double> call_s, double span_s, double wall_s, const StepCost& cost,
+                        double wait_s = 0);
 
 // `baseline`: nullptr to time the op's own reference. Never throws for the
 // kernels' faults (they are the shapes' verdicts); InputError for bad specs

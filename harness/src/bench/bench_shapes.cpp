@@ -46,6 +46,12 @@ std::string shape_text(const BenchShape& shape) {
   return s;
 }
 
+std::vector<BenchShape> host_shapes(std::vector<BenchShape> shapes) {
+  for (BenchShape& s : shapes)
+    for (auto& size : s) size.value = std::max<int64_t>(1, size.value / kHostShapeDivisor);
+  return shapes;
+}
+
 Case bench_case(const Op& op, const Spec& spec, const BenchShape& shape, uint64_t seed) {
   std::vector<Case> seeds = op.seed_cases(spec);
   if (seeds.empty()) throw InputError(fmt::format("{}: op '{}' has no plain case to bench", spec.file.string(), op.name()));

@@ -27,6 +27,12 @@ std::vector<BenchShape> load_shapes_file(const std::filesystem::path& file);
 // "m=4096 n=4096 k=4096"
 std::string shape_text(const BenchShape& shape);
 
+// The op's realistic shapes scaled for a CPU: every size divided by
+// kHostShapeDivisor (at least 1). A 4096^3 GEMM takes minutes a call on
+// the host; the defaults of a host bench are 512^3 and the like.
+inline constexpr int64_t kHostShapeDivisor = 8;
+std::vector<BenchShape> host_shapes(std::vector<BenchShape> shapes);
+
 // The case timed for a shape: the op's plain case with these sizes (every
 // tensor compact, no offsets), uniform values in [-1, 1) from `seed`.
 // Throws InputError when the shape names a size the op has not, lacks one

@@ -12,10 +12,10 @@ namespace assay::wire {
 inline constexpr int kMaxTensors = 8, kMaxScalars = 16, kMaxDims = 6;
 // A call's buffers: its tensors' and those its copies name (captures, the
 // next call's inputs).
-inline constexpr int kMaxBuffers = 32, kMaxCopies = 16;
+inline constexpr int kMaxBuffers = 32, kMaxCopies = 64;  // a timed batch copies each set's every tensor
 inline constexpr int kMaxForget = 64;
 // A timed batch (assay bench): at most this many calls, over at most this many input sets.
-inline constexpr int kMaxTimed = 256, kMaxSets = 4;
+inline constexpr int kMaxTimed = 256, kMaxSets = 8;  // sets: assay bench's rotating ones and its fresh probes
 
 struct Tensor {
   int32_t ndim = 0;

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -271,6 +272,24 @@ RunStatus WorkerRunner::await_reply(double timeout_s) {
   return RunStatus{RunEnd::crashed, reply.code, message};
 }
 
+namespace {
+
+// Seconds thread `tid` of process `pid` has waited on a runqueue so far (the
+// second field of its schedstat), or nullopt where the kernel does not say.
+std::optional<double> runqueue_wait_s(pid_t pid, pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", int(pid), int(tid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return std::nullopt;
+  unsigned long long run = 0, wait = 0;
+  const int got = std::fscanf(f, "%llu %llu", &run, &wait);
+  std::fclose(f);
+  if (got != 2) return std::nullopt;
+  return double(wait) * 1e-9;
+}
+
+}  // namespace
+
 BatchTimes WorkerRunner::time_batch(const TimedBatch& b) {
   BatchTimes out;
   if (b.calls < 1 || b.calls > wire::kMaxTimed || b.sets.empty() || b.sets.size() > size_t(wire::kMaxSets))
@@ -309,6 +328,8 @@ BatchTimes WorkerRunner::time_batch(const TimedBatch& b) {
   req.capture_stride = b.capture_stride, req.no_call = b.no_call ? 1 : 0;
   if (std::string e = backend_.synchronize(); !e.empty()) throw InfraError("before a timed batch: " + e);
   using Clock = std::chrono::steady_clock;
+  const pid_t self = pid_t(gettid()), worker = pid_t(pid_);  // the worker serves on its main thread
+  const std::optional<double> worker_wait0 = runqueue_wait_s(worker, worker), own_wait0 = runqueue_wait_s(getpid(), self);
   const auto t0 = Clock::now();
   if (!wire::send_message(sock_, &req, sizeof req, fds, backend_.kind() == BackendKind::host ? req.num_buffers : 0)) {
     out.status = reap("a timed batch");
@@ -324,6 +345,9 @@ BatchTimes WorkerRunner::time_batch(const TimedBatch& b) {
     return out;
   }
   out.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const std::optional<double> worker_wait1 = runqueue_wait_s(worker, worker), own_wait1 = runqueue_wait_s(getpid(), self);
+  if (worker_wait0 && worker_wait1 && own_wait0 && own_wait1)
+    out.wait_s = std::max(0.0, *worker_wait1 - *worker_wait0) + std::max(0.0, *own_wait1 - *own_wait0);
   out.span_s = t.span_s;
   out.call_s.assign(t.call_s, t.call_s + std::clamp(t.calls, 0, wire::kMaxTimed));
   return out;

@@ -57,6 +57,11 @@ struct BatchTimes {
   std::vector<double> call_s;  // per call made, the worker's timestamps
   double span_s = 0;           // the worker's: the first call's start to the last one's end
   double wall_s = 0;           // the harness's own clock: request sent to timings read
+  // Of that wall time, how long the worker's serving thread and the
+  // harness's thread sat ready but not running (the kernel's runqueue
+  // accounting, /proc/.../schedstat; 0 where it is not available): a loaded
+  // machine's preemption, which no process can turn into running time.
+  double wait_s = 0;
 };
 
 class WorkerRunner final : public Runner {
