@@ -93,20 +93,32 @@ export ASSAY_FUZZ_SPEC_DIR=$root/generated_kernels/gemm/host
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-status=0
-summary=()
+# The targets run side by side, one per core (each fuzzer is one process).
 for t in "${targets[@]}"; do
   [ -x "$out/$t" ] || { echo "fuzz-parsers: unknown target $t (known: ${all_targets[*]})" >&2; exit 2; }
-  corpus=$out/corpus/$t
-  artifacts=$out/artifacts/$t
-  log=$out/logs/$t.log
+done
+run_target() {
+  local t=$1 corpus=$out/corpus/$1 artifacts=$out/artifacts/$1 log=$out/logs/$1.log rc=0
   mkdir -p "$corpus" "$artifacts" "$out/logs"
   rm -f "$artifacts"/*
-  echo "fuzz-parsers: $t for ${seconds}s (log: $log)"
-  rc=0
   "$out/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -dict="fuzzers/$t.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
     "$corpus" "fuzzers/corpus/$t" >"$log" 2>&1 || rc=$?
+  echo "$rc" >"$out/logs/$t.rc"
+}
+for t in "${targets[@]}"; do
+  echo "fuzz-parsers: $t for ${seconds}s (log: $out/logs/$t.log)"
+  run_target "$t" &
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+done
+wait
+
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  artifacts=$out/artifacts/$t
+  log=$out/logs/$t.log
+  rc=$(cat "$out/logs/$t.rc" 2>/dev/null || echo "?")
   # Inputs that only ran slowly are written as slow-unit-*; they are not findings.
   found=$(find "$artifacts" -type f ! -name 'slow-unit-*' | sort)
   last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)

@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "ops/op.h"
-#include "samples_support.h"
+#include "zoo_checks.h"
 
 using namespace assay;
 namespace fs = std::filesystem;
@@ -237,22 +237,7 @@ TEST_CASE("custom op: the FP64 reference runs on the widened inputs", "[custom]"
 }
 
 TEST_CASE("host custom sample kernels get their expected verdicts", "[custom][samples]") {
-  auto backend = make_backend(BackendKind::host);
-  Reporter silent;
   auto opt = testing::sample_gate_options(60);
   opt.shrink_attempts = 0;
-  auto specs = testing::sample_specs(BackendKind::host, "custom");
-  REQUIRE(specs.size() >= 10);
-  int planted = 0;
-  for (auto& file : specs) {
-    Spec spec = load_spec(file);
-    REQUIRE_FALSE(spec.expect.empty());
-    KernelReport r = run_gate(spec, *backend, opt, silent);
-    INFO(spec.name << ": got " << r.verdict() << ", expected " << spec.expect << " "
-                   << (r.failures.empty() ? r.setup_error : r.failures.front().outcome.detail));
-    CHECK(r.verdict() == spec.expect);
-    if (spec.expect == "pass") CHECK(r.cases_run >= 50);
-    planted += spec.expect != "pass";
-  }
-  CHECK(planted >= 8);
+  CHECK(testing::check_host_zoo("custom", opt, 10, 50).planted >= 8);
 }

@@ -20,7 +20,7 @@
 #include "ops/norm/norm_sweep.h"
 #include "ops/norm/norm_tolerance.h"
 #include "ops/op.h"
-#include "samples_support.h"
+#include "zoo_checks.h"
 #include "spec/spec.h"
 
 using namespace assay;
@@ -422,45 +422,20 @@ TEST_CASE("norm fuzz codec and shrink hooks keep cases valid", "[norm]") {
     Spec spec;
     spec.op = name;
     const Op& op = op_of(spec);
-    CodecLimits lim;
-    uint64_t r = 3;
     bool broadcast = false;
-    for (int i = 0; i < 400; ++i) {
-      uint8_t bytes[24];
-      for (uint8_t& b : bytes) b = uint8_t((r = mix64(r)) >> 56);
-      Case c = op.decode(bytes, sizeof bytes, spec, lim);
-      op.validate(c);
-      const auto enc = op.encode(c, lim);
-      CHECK(op.decode(enc.data(), enc.size(), spec, lim) == c);
-      Case m = op.mutate(c, r, lim);
-      op.validate(m);
+    testing::check_codec(op, spec, 3, 400, 24, [&](const Case&, const Case& m) {
       broadcast |= m.tensors[1].strides[0] == 0;
-      for (const auto& s : m.sizes) CHECK(s.value < lim.max_dim);
-      for (const Case& x : op.simplifications(m)) op.validate(x);
+      for (const auto& s : m.sizes) CHECK(s.value < CodecLimits{}.max_dim);
       std::vector<int64_t> sizes;
       for (const auto& s : m.sizes) sizes.push_back(s.value / 2);
-      op.validate(op.resize(m, sizes, true));
       op.validate(op.resize(m, sizes, false));
       op.validate(op.with_layout(m, 0, true, 2, 1));
-    }
+    });
     CHECK(broadcast);
   }
 }
 
 TEST_CASE("host norm zoo kernels get their expected verdicts", "[norm][samples]") {
-  auto backend = make_backend(BackendKind::host);
-  Reporter silent;
-  auto opt = testing::sample_gate_options(100);  // planted host bugs first fail by case 47; the zoo runs the correct ones longer
-  for (const char* family : {"layernorm", "rmsnorm"}) {
-    auto specs = testing::sample_specs(BackendKind::host, family);
-    REQUIRE(specs.size() >= 10);
-    for (auto& file : specs) {
-      Spec spec = load_spec(file);
-      REQUIRE_FALSE(spec.expect.empty());
-      KernelReport r = run_gate(spec, *backend, opt, silent);
-      INFO(spec.name << ": got " << r.verdict() << ", expected " << spec.expect << " "
-                     << (r.failures.empty() ? r.setup_error : r.failures.front().outcome.detail));
-      CHECK(r.verdict() == spec.expect);
-    }
-  }
+  // Planted host bugs first fail by case 47; the zoo runs the correct ones longer.
+  for (const char* family : {"layernorm", "rmsnorm"}) testing::check_host_zoo(family, testing::sample_gate_options(100), 10);
 }

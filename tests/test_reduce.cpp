@@ -20,7 +20,7 @@
 #include "ops/reduce/reduce_reference.h"
 #include "ops/reduce/reduce_sweep.h"
 #include "ops/reduce/reduce_tolerance.h"
-#include "samples_support.h"
+#include "zoo_checks.h"
 #include "spec/spec.h"
 
 using namespace assay;
@@ -284,38 +284,12 @@ TEST_CASE("reduce fuzz codec and shrink hooks keep cases valid", "[reduce]") {
   const Spec spec = parse_spec(
       "name: k\nop: reduce\nbackend: host\nsource: k.cpp\ncompute: f32\nreduce: argmax\ndtypes: {x: f32, y: i64}\n",
       dir / "k.yaml");
-  const Op& op = op_of(spec);
-  CodecLimits lim;
-  uint64_t r = 1;
-  for (int i = 0; i < 500; ++i) {
-    uint8_t bytes[24];
-    for (uint8_t& b : bytes) b = uint8_t((r = mix64(r)) >> 56);
-    Case c = op.decode(bytes, sizeof bytes, spec, lim);
-    op.validate(c);
+  testing::check_codec(op_of(spec), spec, 1, 500, 24, [](const Case& c, const Case&) {
     CHECK(rows::shape_of(c).n >= 1);  // argmax of an empty row has no value
-    const auto enc = op.encode(c, lim);
-    CHECK(op.decode(enc.data(), enc.size(), spec, lim) == c);
-    Case m = op.mutate(c, r, lim);
-    op.validate(m);
-    for (const Case& x : op.simplifications(m)) op.validate(x);
-    std::vector<int64_t> sizes;
-    for (const auto& s : m.sizes) sizes.push_back(s.value / 2);
-    op.validate(op.resize(m, sizes, true));
-  }
+  });
 }
 
 TEST_CASE("host reduce zoo kernels get their expected verdicts", "[reduce][samples]") {
-  auto backend = make_backend(BackendKind::host);
-  Reporter silent;
-  auto opt = testing::sample_gate_options(100);  // planted host bugs first fail by case 47; the zoo runs the correct ones longer
-  auto specs = testing::sample_specs(BackendKind::host, "reduce");
-  REQUIRE(specs.size() >= 16);
-  for (auto& file : specs) {
-    Spec spec = load_spec(file);
-    REQUIRE_FALSE(spec.expect.empty());
-    KernelReport r = run_gate(spec, *backend, opt, silent);
-    INFO(spec.name << ": got " << r.verdict() << ", expected " << spec.expect << " "
-                   << (r.failures.empty() ? r.setup_error : r.failures.front().outcome.detail));
-    CHECK(r.verdict() == spec.expect);
-  }
+  // Planted host bugs first fail by case 47; the zoo runs the correct ones longer.
+  testing::check_host_zoo("reduce", testing::sample_gate_options(100), 16);
 }

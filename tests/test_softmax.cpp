@@ -18,7 +18,7 @@
 #include "ops/softmax/softmax_reference_host.h"
 #include "ops/softmax/softmax_sweep.h"
 #include "ops/softmax/softmax_tolerance.h"
-#include "samples_support.h"
+#include "zoo_checks.h"
 #include "spec/spec.h"
 
 using namespace assay;
@@ -239,40 +239,17 @@ TEST_CASE("softmax fuzz codec and shrink hooks keep cases valid", "[softmax]") {
   Spec spec;
   spec.op = "log_softmax";
   const Op& op = op_of(spec);
-  CodecLimits lim;
-  uint64_t r = 1;
-  for (int i = 0; i < 500; ++i) {
-    uint8_t bytes[20];
-    for (uint8_t& b : bytes) b = uint8_t((r = mix64(r)) >> 56);
-    Case c = op.decode(bytes, sizeof bytes, spec, lim);
-    op.validate(c);
-    const auto enc = op.encode(c, lim);
-    CHECK(op.decode(enc.data(), enc.size(), spec, lim) == c);
-    Case m = op.mutate(c, r, lim);
-    op.validate(m);
-    for (const auto& s : m.sizes) CHECK(s.value < lim.max_dim);
-    for (const Case& x : op.simplifications(m)) op.validate(x);
+  testing::check_codec(op, spec, 1, 500, 20, [&](const Case&, const Case& m) {
+    for (const auto& s : m.sizes) CHECK(s.value < CodecLimits{}.max_dim);
     std::vector<int64_t> sizes;
     for (const auto& s : m.sizes) sizes.push_back(s.value / 2);
-    Case small = op.resize(m, sizes, true);
-    op.validate(small);
+    const Case small = op.resize(m, sizes, true);
     if (shape_of(small).rows > 1 && shape_of(small).n > 1)  // (one row or column: either orientation)
       CHECK(layout_of(small, X).col_major == layout_of(m, X).col_major);
-  }
+  });
 }
 
 TEST_CASE("host softmax zoo kernels get their expected verdicts", "[softmax][samples]") {
-  auto backend = make_backend(BackendKind::host);
-  Reporter silent;
-  auto opt = testing::sample_gate_options(100);  // planted host bugs first fail by case 47; the zoo runs the correct ones longer
-  auto specs = testing::sample_specs(BackendKind::host, "softmax");
-  REQUIRE(specs.size() >= 10);
-  for (auto& file : specs) {
-    Spec spec = load_spec(file);
-    REQUIRE_FALSE(spec.expect.empty());
-    KernelReport r = run_gate(spec, *backend, opt, silent);
-    INFO(spec.name << ": got " << r.verdict() << ", expected " << spec.expect << " "
-                   << (r.failures.empty() ? r.setup_error : r.failures.front().outcome.detail));
-    CHECK(r.verdict() == spec.expect);
-  }
+  // Planted host bugs first fail by case 47; the zoo runs the correct ones longer.
+  testing::check_host_zoo("softmax", testing::sample_gate_options(100), 10);
 }

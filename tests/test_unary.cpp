@@ -20,7 +20,7 @@
 #include "ops/unary/unary_reference.h"
 #include "ops/unary/unary_sweep.h"
 #include "ops/unary/unary_tolerance.h"
-#include "samples_support.h"
+#include "zoo_checks.h"
 #include "spec/spec.h"
 
 using namespace assay;
@@ -326,43 +326,17 @@ TEST_CASE("unary fuzz codec and shrink hooks keep cases valid", "[unary]") {
   Spec spec;
   spec.op = "unary";
   const Op& op = op_of(spec);
-  CodecLimits lim;
-  uint64_t r = 1;
-  for (int i = 0; i < 300; ++i) {
-    uint8_t bytes[24];
-    for (uint8_t& b : bytes) b = uint8_t((r = mix64(r)) >> 56);
-    Case c = op.decode(bytes, sizeof bytes, spec, lim);
-    op.validate(c);
-    const auto enc = op.encode(c, lim);
-    CHECK(op.decode(enc.data(), enc.size(), spec, lim) == c);
-    Case m = op.mutate(c, r, lim);
-    op.validate(m);
-    for (const auto& s : m.sizes) CHECK(s.value < lim.max_dim);
-    for (const Case& x : op.simplifications(m)) op.validate(x);
-    std::vector<int64_t> sizes;
-    for (const auto& s : m.sizes) sizes.push_back(s.value / 2);
-    op.validate(op.resize(m, sizes, true));
+  testing::check_codec(op, spec, 1, 300, 24, [&](const Case&, const Case& m) {
+    for (const auto& s : m.sizes) CHECK(s.value < CodecLimits{}.max_dim);
     op.validate(op.with_layout(m, X, true, 2, 1));
-  }
+  });
   CHECK_FALSE(op.seed_cases(spec).empty());
 }
 
 TEST_CASE("host unary zoo kernels get their expected verdicts", "[unary][samples]") {
-  auto backend = make_backend(BackendKind::host);
-  Reporter silent;
   // Every section of the sweep is reached by then (the grid-limit case is
   // about the 8th); the planted bugs all fail within the first 20 cases.
-  auto opt = testing::sample_gate_options(100);
-  auto specs = testing::sample_specs(BackendKind::host, "unary");
-  REQUIRE(specs.size() >= 20);
-  for (auto& file : specs) {
-    Spec spec = load_spec(file);
-    REQUIRE_FALSE(spec.expect.empty());
-    KernelReport r = run_gate(spec, *backend, opt, silent);
-    INFO(spec.name << ": got " << r.verdict() << ", expected " << spec.expect << " "
-                   << (r.failures.empty() ? r.setup_error : r.failures.front().outcome.detail));
-    CHECK(r.verdict() == spec.expect);
-  }
+  testing::check_host_zoo("unary", testing::sample_gate_options(100), 20);
 }
 
 // rows::block_elements computes the largest block without listing the

@@ -60,8 +60,8 @@ std::vector<XYCase> assert_close_cases(
   return out;
 }
 
-void run_xy_cases(const XYChecks& checks, const Op& op, Backend& backend, Runner& runner, double timeout_s,
-                  const std::vector<XYCase>& cases, BaselineResult& res) {
+void run_cases(const CaseChecks& checks, const Op& op, Backend& backend, Runner& runner, double timeout_s,
+               const std::vector<XYCase>& cases, BaselineResult& res) {
   CachingPool pool(backend);
   for (const XYCase& k : cases) {
     if (res.caught) break;
@@ -70,37 +70,66 @@ void run_xy_cases(const XYChecks& checks, const Op& op, Backend& backend, Runner
       continue;
     }
     const Case& c = *k.c;
-    const TensorGeom gx = c.geom(checks.x), gy = c.geom(checks.y);
-    Tensor x{pool.get(bytes_for(gx)), gx};
-    store(backend, x, draw_normal(c.seed, 0, gx.count()));
-    std::vector<double> want;
-    if (checks.reference_first) {
-      Tensor ref_out{pool.get(bytes_for(gy)), gy};
-      want = checks.reference(c, x);
-      store(backend, ref_out, want);
-      pool.put(ref_out.buf);
-    }
-    Tensor y{pool.get(bytes_for(gy)), gy};
-    ++res.cases_run;
     std::vector<Tensor> t(c.tensors.size());
-    t[size_t(checks.x)] = x, t[size_t(checks.y)] = y;
+    for (size_t j = 0; j < checks.inputs.size(); ++j) {
+      const int i = checks.inputs[j];
+      const TensorGeom g = c.geom(i);
+      t[size_t(i)] = Tensor{pool.get(bytes_for(g)), g};
+      store(backend, t[size_t(i)], draw_normal(c.seed, uint32_t(j), g.count()));
+    }
+    std::vector<std::vector<double>> want;
+    if (checks.reference_first) {
+      want = checks.reference(c, t);
+      std::vector<Buffer> held;
+      for (size_t j = 0; j < checks.outputs.size(); ++j) {
+        const TensorGeom g = c.geom(checks.outputs[j]);
+        Tensor ref_out{pool.get(bytes_for(g)), g};
+        store(backend, ref_out, want[j]);
+        held.push_back(ref_out.buf);
+      }
+      for (Buffer& b : held) pool.put(b);
+    }
+    for (int i : checks.outputs) {
+      const TensorGeom g = c.geom(i);
+      t[size_t(i)] = Tensor{pool.get(bytes_for(g)), g};
+    }
+    ++res.cases_run;
     if (std::string f = call_candidate(backend, runner, op, c, t, timeout_s); !f.empty()) {
       res.caught = true, res.failed_case = k.where, res.detail = k.where + ": " + f;
       break;
     }
-    const std::vector<double> got = load(backend, y);
-    if (!checks.reference_first) want = checks.reference(c, x);
-    const ElementTest test = checks.test(c);
-    for (size_t i = 0; i < got.size(); ++i)
-      if (!test.passes(got[i], want[i])) {
-        res.caught = true, res.failed_case = k.where;
-        res.detail = k.where + ": " + checks.detail(c, int64_t(i), got[i], want[i], test.name);
-        break;
-      }
-    pool.put(x.buf), pool.put(y.buf);
+    if (!checks.reference_first) want = checks.reference(c, t);
+    for (size_t j = 0; j < checks.outputs.size() && !res.caught; ++j) {
+      const int i = checks.outputs[j];
+      const std::vector<double> got = load(backend, t[size_t(i)]);
+      const ElementTest test = checks.test(c, i);
+      for (size_t e = 0; e < got.size(); ++e)
+        if (!test.passes(got[e], want[j][e])) {
+          res.caught = true, res.failed_case = k.where;
+          res.detail = k.where + ": " + checks.detail(c, i, int64_t(e), got[e], want[j][e], test.name);
+          break;
+        }
+    }
+    for (Tensor& x : t)
+      if (x.buf.data) pool.put(x.buf);
   }
   if (res.cases_run == 0 && !res.caught && !cases.empty())
     res.applicable = false, res.detail = "none of its cases fits the spec's requires and the backend's limits";
+}
+
+void run_xy_cases(const XYChecks& checks, const Op& op, Backend& backend, Runner& runner, double timeout_s,
+                  const std::vector<XYCase>& cases, BaselineResult& res) {
+  CaseChecks k;
+  k.inputs = {checks.x}, k.outputs = {checks.y};
+  k.reference = [&checks](const Case& c, std::span<const Tensor> t) {
+    return std::vector<std::vector<double>>{checks.reference(c, t[size_t(checks.x)])};
+  };
+  k.detail = [&checks](const Case& c, int, int64_t i, double got, double want, const std::string& test) {
+    return checks.detail(c, i, got, want, test);
+  };
+  k.test = [&checks](const Case& c, int) { return checks.test(c); };
+  k.reference_first = checks.reference_first;
+  run_cases(k, op, backend, runner, timeout_s, cases, res);
 }
 
 }  // namespace assay::baseline

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,5 +78,22 @@ std::vector<XYCase> assert_close_cases(
 // cases fits is not applicable: it cannot pass a kernel it never ran.
 void run_xy_cases(const XYChecks& checks, const Op& op, Backend& backend, Runner& runner, double timeout_s,
                   const std::vector<XYCase>& cases, BaselineResult& res);
+
+// The same checks for an op of several inputs and outputs (moe_topk: logits
+// and bias in, weights and indices out): input j is drawn from randn's
+// stream j, each output in `outputs` is tested element by element.
+// run_xy_cases is this with one of each.
+struct CaseChecks {
+  std::vector<int> inputs, outputs;  // the tensors' indices in the case
+  // Each output's answer (in `outputs`' order) from the inputs as stored;
+  // t holds every tensor of the case by index (outputs not yet written).
+  std::function<std::vector<std::vector<double>>(const Case&, std::span<const Tensor> t)> reference;
+  std::function<std::string(const Case&, int tensor, int64_t i, double got, double want, const std::string& test)>
+      detail;
+  std::function<ElementTest(const Case&, int tensor)> test;
+  bool reference_first = false;  // as in XYChecks
+};
+void run_cases(const CaseChecks& checks, const Op& op, Backend& backend, Runner& runner, double timeout_s,
+               const std::vector<XYCase>& cases, BaselineResult& res);
 
 }  // namespace assay::baseline
