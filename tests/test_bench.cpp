@@ -202,6 +202,7 @@ TEST_CASE("bench: half-precision inputs pass each element's f32 bound at large k
   CHECK_THAT(r.shapes[0].detail, Catch::Matchers::Contains("RMS error"));
   CHECK(r.shapes[0].candidate.detail.find("the gate") == std::string::npos);  // each element passed the gate
   // A correct f32 kernel at the same shape keeps to the rule (the baseline was timed).
+  INFO("baseline " << r.shapes[0].baseline.verdict << ": " << r.shapes[0].baseline.detail);
   CHECK(r.shapes[0].baseline.timed());
 }
 

@@ -193,10 +193,15 @@ void weights_of(const Settings& s, const TokenRouting& r, std::span<const int64_
   // The denominator's error: its terms' own (weighted), then k - 1 additions.
   const double rel_den = s.renormalize ? (sum > 0 ? rel_sum / sum : 0.0) + double(chosen.size()) : 0.0;
   const double rounding = (s.renormalize ? 1.0 : 0.0) + (s.scaling != 1.0 ? 1.0 : 0.0);
+  // Scores that underflow f32 (sigmoid of x below -87: exp(-x) overflows, s
+  // comes back 0) lose up to 2^-126 each, in the numerator and in each of
+  // the denominator's k terms; over DeepSeek-V3's 1e-20 guard that is far
+  // more than a ulp of the weight. In units of u (2^-24), as bound is.
+  const double underflow = s.scaling * double(chosen.size() + 1) * 0x1p-102 / denominator;
   for (size_t j = 0; j < chosen.size(); ++j) {
     const size_t e = size_t(chosen[j]);
     ref[j] = r.score[e] / denominator * s.scaling;
-    bound[j] = std::fabs(ref[j]) * (r.rel[e] + rel_den + rounding);
+    bound[j] = std::fabs(ref[j]) * (r.rel[e] + rel_den + rounding) + underflow;
   }
 }
 
