@@ -231,3 +231,19 @@ TEST_CASE("assay bench on the command line: exit codes, reports, bad input", "[b
   const std::string softmax = testing::quote(sample("softmax", "chunked_f32.yaml").string());
   CHECK(w.run("bench " + naive + " --baseline " + softmax + quick).code == 2);
 }
+
+TEST_CASE("bench: each side is judged by its own spec (a baseline of sorted: false, another op's claim)", "[bench]") {
+  std::unique_ptr<Backend> be = make_backend(BackendKind::host);
+  const Spec sorted = load_spec(sample("moe_topk", "sigmoid_grouped_f32.yaml"));
+  const Spec unsorted = load_spec(sample("moe_topk", "sigmoid_grouped_unsorted_f32.yaml"));
+  const BenchShape shape = {{"tokens", 256}, {"experts", 64}, {"topk", 6}};
+  const BenchReport r = run_bench(sorted, &unsorted, *be, quick({shape}));
+  REQUIRE(r.shapes.size() == 1);
+  INFO(r.shapes[0].verdict << ": " << r.shapes[0].detail << "; baseline " << r.shapes[0].baseline.verdict << ": "
+                           << r.shapes[0].baseline.detail);
+  CHECK(r.shapes[0].candidate.timed());
+  CHECK(r.shapes[0].baseline.timed());  // its experts in index order are right for its own spec
+  // A baseline whose tensors differ (no bias) is refused with the reason.
+  const Spec softmax = load_spec(sample("moe_topk", "softmax_topk_f32.yaml"));
+  CHECK_THROWS_WITH(run_bench(sorted, &softmax, *be, quick({shape})), Catch::Matchers::Contains("does not take the candidate's case"));
+}

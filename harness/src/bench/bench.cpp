@@ -98,8 +98,9 @@ class ShapeData {
     return d;
   }
 
-  // Judges one call's captured outputs (`image`: stride() bytes) as made from set k.
-  CompareStats judge(int k, const Image& image, const Spec& spec, double scale, std::string& damage) const {
+  // Judges one call's captured outputs (`image`: stride() bytes) as made from
+  // set k, by `op`: the side's own (its spec's claims, e.g. moe_topk's `sorted`).
+  CompareStats judge(const Op& op, int k, const Image& image, const Spec& spec, double scale, std::string& damage) const {
     std::vector<Image> outputs(n_);
     std::vector<const std::byte*> host_out(n_, nullptr);
     for (auto [i, at] : output_at_) {
@@ -111,11 +112,11 @@ class ShapeData {
       host_out[i] = live_[i]->data_in(outputs[i]);
     }
     std::vector<RecipeParams> drawn(n_);
-    for (size_t i = 0; i < n_; ++i) drawn[i] = op_.recipe_params(c_, int(i));
+    for (size_t i = 0; i < n_; ++i) drawn[i] = op.recipe_params(c_, int(i));
     const std::vector<const std::byte*> device = reference_inputs(k);
     JudgeInput in{c_, device, host_out, drawn, seed_of(k), spec.compute, scale, spec.subnormals, deadline_};
     in.aggregate_precision = true;  // a kernel fast because it silently computes narrower fails here
-    return op_.judge(be_, in);
+    return op.judge(be_, in);
   }
 
  private:
@@ -215,7 +216,7 @@ class KernelSubject final : public Subject {
       Image image(d.stride());
       be_.download(slice(capture_, 0, d.stride()), image.data());
       std::string damage;
-      CompareStats s = d.judge(k, image, spec_, scale_, damage);
+      CompareStats s = d.judge(op_, k, image, spec_, scale_, damage);
       if (!damage.empty()) return fail(side, "out_of_bounds_write", damage);
       if (Verdict v = verdict_of(s); v != Verdict::pass)
         return fail(side, std::string(name(v)), fmt::format("input set {}: {}", k, describe_bad(s, d.c())));
@@ -298,7 +299,7 @@ class KernelSubject final : public Subject {
       Image image(d.stride());
       be_.download(got, image.data());
       std::string damage;
-      CompareStats s = d.judge(k, image, spec_, scale_, damage);
+      CompareStats s = d.judge(op_, k, image, spec_, scale_, damage);
       if (!damage.empty()) return fail(side, "out_of_bounds_write", fmt::format("timed call {} of a batch: {}", i + 1, damage));
       if (Verdict v = verdict_of(s); v != Verdict::pass)
         return fail(side, std::string(name(v)),
@@ -352,7 +353,7 @@ class KernelSubject final : public Subject {
         Image image(d.stride());
         be_.download(got, image.data());
         std::string damage;
-        CompareStats s = d.judge(set, image, spec_, scale_, damage);
+        CompareStats s = d.judge(op_, set, image, spec_, scale_, damage);
         if (!damage.empty()) return fail(side, "out_of_bounds_write", "the first-sight probe's batch: " + damage);
         if (Verdict v = verdict_of(s); v != Verdict::pass)
           return fail(side, std::string(name(v)), fmt::format("call {} of the first-sight probe's batch (input set {}{}): {}",
@@ -518,7 +519,10 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
   std::vector<std::unique_ptr<Subject>> subjects;
   try {
     subjects.push_back(std::make_unique<KernelSubject>(op, candidate, backend, opt, flush_bytes, clock.get()));
-    if (baseline) subjects.push_back(std::make_unique<KernelSubject>(op, *baseline, backend, opt, flush_bytes, clock.get()));
+    // Each side is judged by its own spec's op: the same op, its own claims
+    // (a baseline of `sorted: false` may return its experts in any order).
+    if (baseline)
+      subjects.push_back(std::make_unique<KernelSubject>(op_of(*baseline), *baseline, backend, opt, flush_bytes, clock.get()));
     else subjects.push_back(std::make_unique<ReferenceSubject>(op, backend, flush, opt.batch_seconds));
   } catch (const InputError& e) {
     if (flush.data) backend.release(flush);
@@ -531,6 +535,15 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
     ShapeResult r;
     r.sizes = shape, r.shape = shape_text(shape);
     const Case c = bench_case(op, candidate, shape, opt.seed);
+    if (baseline) {
+      try {
+        op_of(*baseline).validate(c);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("the baseline {} does not take the candidate's case at {} (a baseline times the "
+                                     "same op on the same tensors): {}",
+                                     baseline->file.string(), shape_text(shape), e.what()));
+      }
+    }
     r.case_line = describe(c);
     const BenchCost cost = op.bench_cost(c);
     r.flops = cost.flops, r.bytes = cost.bytes;

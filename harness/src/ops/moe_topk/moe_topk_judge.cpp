@@ -43,9 +43,11 @@ class Tokens {
       for (int64_t e = 0; e < z_.experts; ++e) bias_.push_back(b.geom.rows() == 1 ? b.at(0, e) : b.at(e, 0));
     }
   }
-  TokenRouting route(int64_t t) {
+  // Token t's routing, valid until the next call (its arrays are reused).
+  const TokenRouting& route(int64_t t) {
     for (int64_t e = 0; e < z_.experts; ++e) x_[size_t(e)] = logits_.at(t, e);
-    return moe_topk::route(s_, z_.topk, x_, bias_, prec_);
+    moe_topk::route(s_, z_.topk, x_, bias_, prec_, routing_);
+    return routing_;
   }
   const Sizes& sizes() const { return z_; }
 
@@ -55,6 +57,7 @@ class Tokens {
   Precision prec_;
   HostTensor logits_;
   std::vector<double> x_, bias_;
+  TokenRouting routing_;
 };
 
 double slot(const TensorGeom& g, const std::byte* out, int64_t t, int64_t j) {
@@ -73,7 +76,7 @@ std::vector<std::vector<double>> reference(Backend& backend, const Settings& s, 
   w.assign(size_t(z.tokens * z.topk), NAN), idx.assign(size_t(z.tokens * z.topk), -1.0);
   std::vector<double> bound(size_t(z.topk));
   for (int64_t t = 0; t < z.tokens; ++t) {
-    const TokenRouting r = tokens.route(t);
+    const TokenRouting& r = tokens.route(t);
     if (r.undefined) continue;
     weights_of(s, r, r.chosen, &w[size_t(t * z.topk)], bound.data());
     for (int64_t j = 0; j < z.topk; ++j) idx[size_t(t * z.topk + j)] = double(r.chosen[size_t(j)]);
@@ -93,7 +96,7 @@ CompareStats judge(Backend& backend, const Settings& s, const JudgeInput& in) {
   std::vector<int64_t> got(size_t(z.topk));
   for (int64_t t = 0; t < z.tokens; ++t) {
     if (t % 4096 == 4095 && in.deadline.passed()) throw DeadlineReached("the comparison was still running at the deadline");
-    const TokenRouting r = tokens.route(t);
+    const TokenRouting& r = tokens.route(t);
     const size_t row = size_t(t * z.topk);
     for (int64_t j = 0; j < z.topk; ++j) {
       const double v = slot(gi, i_out, t, j);

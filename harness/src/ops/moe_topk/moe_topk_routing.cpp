@@ -27,8 +27,16 @@ bool before(const TokenRouting& r, int64_t a, int64_t b) {
 TokenRouting route(const Settings& s, int64_t topk, std::span<const double> x, std::span<const double> bias,
                    const Precision& prec) {
   TokenRouting r;
+  route(s, topk, x, bias, prec, r);
+  return r;
+}
+
+void route(const Settings& s, int64_t topk, std::span<const double> x, std::span<const double> bias,
+           const Precision& prec, TokenRouting& r) {
   const size_t n = x.size();
+  r.undefined = false;
   r.score.assign(n, 0.0), r.rel.assign(n, 0.0), r.sel.assign(n, 0.0), r.delta.assign(n, 0.0);
+  r.group.clear(), r.group_delta.clear(), r.chosen.clear();
   const bool any_nan = std::any_of(x.begin(), x.end(), [](double v) { return std::isnan(v); }) ||
                        std::any_of(bias.begin(), bias.end(), [](double v) { return !std::isfinite(v); });
   if (s.mode == Mode::softmax_topk) {
@@ -62,7 +70,7 @@ TokenRouting route(const Settings& s, int64_t topk, std::span<const double> x, s
         if (std::isfinite(v)) r.rel[e] = (1 - r.score[e]) * (std::fabs(v) + 2 * exp_ulps(s, v)) + 3;
       }
   }
-  if (r.undefined) return r;
+  if (r.undefined) return;
   const double t = prec.scale * prec.u;
   for (size_t e = 0; e < n; ++e) {
     const bool biased = !bias.empty();
@@ -70,33 +78,39 @@ TokenRouting route(const Settings& s, int64_t topk, std::span<const double> x, s
     r.delta[e] = t * (r.score[e] * r.rel[e] + (biased ? std::fabs(r.sel[e]) : 0.0)) + prec.scale * kFloor;
   }
   // The reference's choice: groups by score, then experts, ties to the lower index.
-  std::vector<int64_t> allowed(n);
+  std::vector<int64_t>& allowed = r.chosen;  // built in place, cut to topk at the end
+  allowed.resize(n);
   std::iota(allowed.begin(), allowed.end(), int64_t(0));
   if (s.grouped()) {
     const size_t groups = size_t(s.n_group), size = n / groups;
     r.group.assign(groups, 0.0), r.group_delta.assign(groups, 0.0);
     for (size_t g = 0; g < groups; ++g) {
-      std::vector<int64_t> in(size);
-      std::iota(in.begin(), in.end(), int64_t(g * size));
-      std::sort(in.begin(), in.end(), [&](int64_t a, int64_t b) { return before(r, a, b); });
-      std::vector<double> d(size);
-      for (size_t i = 0; i < size; ++i) d[i] = r.delta[size_t(in[i])];
-      std::sort(d.begin(), d.end(), std::greater<>());
-      const size_t two = std::min<size_t>(2, size);
-      for (size_t i = 0; i < two; ++i) r.group[g] += r.sel[size_t(in[i])], r.group_delta[g] += d[i];
+      // The group's two best sel and two largest bounds, in one pass.
+      int64_t best[2] = {-1, -1};
+      double d[2] = {0, 0};
+      for (int64_t e = int64_t(g * size); e < int64_t((g + 1) * size); ++e) {
+        if (best[0] < 0 || before(r, e, best[0])) best[1] = best[0], best[0] = e;
+        else if (best[1] < 0 || before(r, e, best[1])) best[1] = e;
+        const double de = r.delta[size_t(e)];
+        if (de > d[0]) d[1] = d[0], d[0] = de;
+        else if (de > d[1]) d[1] = de;
+      }
+      for (int i = 0; i < 2; ++i)
+        if (best[i] >= 0) r.group[g] += r.sel[size_t(best[i])], r.group_delta[g] += d[i];
       // A top-two sum moves by at most the two largest moves of its terms, plus its rounding.
-      if (two == 2) r.group_delta[g] += t * std::fabs(r.group[g]);
+      if (best[1] >= 0) r.group_delta[g] += t * std::fabs(r.group[g]);
     }
-    std::vector<size_t> order(groups);
-    std::iota(order.begin(), order.end(), size_t(0));
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return r.group[a] > r.group[b]; });
+    size_t order[1024];  // n_group <= 1024 (read_settings)
+    std::iota(order, order + groups, size_t(0));
+    std::stable_sort(order, order + groups, [&](size_t a, size_t b) { return r.group[a] > r.group[b]; });
     allowed.clear();
     for (size_t i = 0; i < size_t(s.topk_group); ++i)
       for (size_t e = 0; e < size; ++e) allowed.push_back(int64_t(order[i] * size + e));
   }
-  std::sort(allowed.begin(), allowed.end(), [&](int64_t a, int64_t b) { return before(r, a, b); });
-  r.chosen.assign(allowed.begin(), allowed.begin() + std::min<int64_t>(topk, int64_t(allowed.size())));
-  return r;
+  const auto k = std::min<size_t>(size_t(topk), allowed.size());
+  std::partial_sort(allowed.begin(), allowed.begin() + long(k), allowed.end(),
+                    [&](int64_t a, int64_t b) { return before(r, a, b); });
+  allowed.resize(k);
 }
 
 std::optional<std::string> judge_choice(const Settings& s, const TokenRouting& r, std::span<const int64_t> got) {
@@ -137,8 +151,8 @@ std::optional<std::string> judge_choice(const Settings& s, const TokenRouting& r
                          keep);
     // out[g]: the strongest expert of group g left out, at its least favourable.
     std::vector<double> out(groups, -INFINITY);
-    for (size_t g = 0; g < groups; ++g)
-      out[g] = strongest_left([&](int64_t e) { return size_t(e) / size == g; }).first;
+    for (int64_t e = 0; e < n; ++e)
+      if (!taken[size_t(e)]) out[size_t(e) / size] = std::max(out[size_t(e) / size], r.sel[size_t(e)] - r.delta[size_t(e)]);
     // An accepted group choice G: min over G of (score + bound) >= max over
     // the rest of (score - bound). Every such G has its minimum t among the
     // groups' upper values; for each t the groups that must be in are fixed,

@@ -33,6 +33,9 @@ struct TokenRouting {
 // x: the token's logits, decoded; bias: per expert, or empty.
 TokenRouting route(const Settings& s, int64_t topk, std::span<const double> x, std::span<const double> bias,
                    const Precision& prec);
+// The same into `out`, reusing its arrays (a judge routes every token of a case).
+void route(const Settings& s, int64_t topk, std::span<const double> x, std::span<const double> bias,
+           const Precision& prec, TokenRouting& out);
 
 // Whether `got` (the kernel's indices, slot order) is a choice a correct
 // kernel could make; nullopt when it is, else why not.
