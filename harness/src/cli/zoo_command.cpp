@@ -27,7 +27,8 @@ struct ZooArgs {
   std::vector<std::string> paths;
   std::string backend = "auto", out = "docs/results", json, markdown, cache_dir, cases_out = "assay-out/zoo";
   double budget = 60;
-  std::string command;  // as typed, for the report
+  int64_t max_cases = 0;  // 0: the gate's own (the sweep and 200 random cases)
+  std::string command;    // as typed, for the report
 };
 
 std::string device_name(BackendKind kind) {
@@ -59,6 +60,7 @@ int run_zoo(const ZooArgs& a) {
   std::unique_ptr<Backend> backend = make_backend(kind);  // InfraError (exit 3) without a GPU
   GateOptions opt;
   opt.budget_seconds = a.budget;
+  if (a.max_cases > 0) opt.max_cases = a.max_cases;
   // The zoo measures detection: the first failure settles a kernel, so no
   // more failures and no shrinking; no corpus replay, so the sweep must find
   // every bug itself (the bundled kernels have no corpus anyway).
@@ -77,6 +79,9 @@ int run_zoo(const ZooArgs& a) {
     meta.note = fmt::format("gate budget {:g} s per kernel instead of the default 60 (CI time): correct kernels "
                             "run fewer random cases",
                             a.budget);
+  if (a.max_cases > 0)
+    meta.note += fmt::format("{}at most {} cases per kernel (CI time; every planted host bug falls within 100)",
+                             meta.note.empty() ? "" : "; ", a.max_cases);
   const fs::path stem = fs::path(a.out) / fmt::format("{}-zoo-{}", meta.date, meta.backend);
   const fs::path md = a.markdown.empty() ? fs::path(stem.string() + ".md") : fs::path(a.markdown);
   const fs::path js = a.json.empty() ? fs::path(stem.string() + ".json") : fs::path(a.json);
@@ -154,6 +159,8 @@ Command add_zoo(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "cuda", "host"}));
   z->add_option("--out", args->out, "folder for the reports (default docs/results)");
   z->add_option("--budget", args->budget, "gate seconds per kernel (default 60)")->check(CLI::PositiveNumber);
+  z->add_option("--max-cases", args->max_cases, "gate cases per kernel at most (default: the sweep and 200 random)")
+      ->check(CLI::PositiveNumber);
   z->add_option("--json", args->json, "JSON report (default OUT/DATE-zoo-BACKEND.json)");
   z->add_option("--markdown", args->markdown, "Markdown table (default OUT/DATE-zoo-BACKEND.md)");
   z->add_option("--cases-out", args->cases_out, "folder for the gate's failing case files (default assay-out/zoo)");
