@@ -250,6 +250,7 @@ TEST_CASE("softmax fuzz codec and shrink hooks keep cases valid", "[softmax]") {
 }
 
 TEST_CASE("host softmax zoo kernels get their expected verdicts", "[softmax][samples]") {
-  // Planted host bugs first fail by case 47; the zoo runs the correct ones longer.
-  testing::check_host_zoo("softmax", testing::sample_gate_options(100), 10);
+  // The planted softmax bugs first fail by case 6 (CI's host zoo, whose 150
+  // cases run the correct kernels longer); each sweep section is reached by 50.
+  testing::check_host_zoo("softmax", testing::sample_gate_options(50), 10);
 }

@@ -360,6 +360,11 @@ class KernelSubject final : public Subject {
                                                               i + 1, set, set >= k ? ", fresh" : "", describe_bad(s, d.c())));
       }
       side.first_sight.assign(t.call_s.begin() + k, t.call_s.begin() + std::min(n, all));
+      // The batch's calls on inputs already seen (the rotating sets, then
+      // every set's second call): the machine's pace at that moment.
+      std::vector<double> seen(t.call_s.begin(), t.call_s.begin() + k);
+      seen.insert(seen.end(), t.call_s.begin() + std::min(n, all), t.call_s.begin() + n);
+      side.first_sight_repeat = seen.empty() ? 0 : summarize(seen).median;
       return true;
     }
   }
@@ -629,21 +634,28 @@ BenchReport run_bench(const Spec& candidate, const Spec* baseline, Backend& back
       // sides probe the same fresh sets (each kernel's process sees them first).
       // A probe that says so is taken again on sets drawn anew: a loaded
       // machine slows one batch now and then, a cache every time.
+      // The first calls are measured against repeats of the same batch as
+      // well as against the cold median: a small machine runs at two paces
+      // now and then (a core shared with the harness, a migration), and a
+      // probe batch at the slow one is slow on seen inputs too; a cache is
+      // fast on them whatever the pace.
       for (int s = 0; s < 2; ++s) {
-        double fastest = 0;
+        double fastest = 0, repeats = 0;
         for (int probe = 1; ok[s] && probe <= kFirstSightProbes; ++probe) {
           if (probe > 1) data.redraw_probes();
           if (!(ok[s] = subjects[size_t(s)]->first_sight(data, *sides[s])) || sides[s]->first_sight.empty()) break;
           fastest = *std::min_element(sides[s]->first_sight.begin(), sides[s]->first_sight.end());
-          if (sides[s]->cold.median >= kFirstSightShare * fastest) break;
+          repeats = std::max(sides[s]->cold.median, sides[s]->first_sight_repeat);
+          if (repeats >= kFirstSightShare * fastest) break;
         }
-        if (ok[s] && !sides[s]->first_sight.empty() && sides[s]->cold.median < kFirstSightShare * fastest)
+        if (ok[s] && !sides[s]->first_sight.empty() && repeats < kFirstSightShare * fastest)
           ok[s] = false, sides[s]->verdict = kCachedResult,
-          sides[s]->detail = fmt::format("cold median {:.4g} s on the rotating input sets, but at least {:.4g} s on each of "
-                                         "{} fresh ones ({:.3g}x faster on inputs it has seen, in {} probes on sets drawn "
-                                         "anew each): a remembered result",
-                                         sides[s]->cold.median, fastest, sides[s]->first_sight.size(),
-                                         fastest / sides[s]->cold.median, kFirstSightProbes);
+          sides[s]->detail = fmt::format("cold median {:.4g} s on the rotating input sets ({:.4g} s on seen inputs in the "
+                                         "probe's own batch), but at least {:.4g} s on each of {} fresh ones ({:.3g}x "
+                                         "faster on inputs it has seen, in {} probes on sets drawn anew each): a "
+                                         "remembered result",
+                                         sides[s]->cold.median, sides[s]->first_sight_repeat, fastest,
+                                         sides[s]->first_sight.size(), fastest / repeats, kFirstSightProbes);
       }
       for (auto& s : subjects) s->release();
     }

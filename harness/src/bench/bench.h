@@ -68,6 +68,7 @@ struct BenchSide {
   TimeSummary cold, hot;
   StopReason cold_stop = StopReason::not_yet, hot_stop = StopReason::not_yet;
   std::vector<double> first_sight;  // seconds of the calls on fresh input sets (kernels only)
+  double first_sight_repeat = 0;    // median seconds of the same batch's calls on inputs it had seen
   int64_t discarded = 0;           // samples dropped while the GPU throttled
   std::optional<double> clock_mhz;  // SM clock after the last batch (cuda, NVML)
   bool timed() const { return verdict == kTimed; }

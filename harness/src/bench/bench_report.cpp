@@ -31,6 +31,7 @@ json side_json(const BenchSide& s, const ShapeResult& r) {
           {"cold", timed ? time_json(s.cold, s.cold_stop, s.discarded, s.clock_mhz) : json(nullptr)},
           {"hot", timed ? time_json(s.hot, s.hot_stop, s.discarded, s.clock_mhz) : json(nullptr)},
           {"first_sight", s.first_sight.empty() ? json(nullptr) : json(s.first_sight)},
+          {"first_sight_repeat", s.first_sight.empty() ? json(nullptr) : json(s.first_sight_repeat)},
           {"flops_per_s", timed && r.flops > 0 ? json(r.flops / s.cold.median) : json(nullptr)},
           {"bytes_per_s", timed && r.bytes > 0 ? json(r.bytes / s.cold.median) : json(nullptr)}};
 }
