@@ -89,10 +89,13 @@ void run_cases(const CaseChecks& checks, const Op& op, Backend& backend, Runner&
       }
       for (Buffer& b : held) pool.put(b);
     }
-    for (int i : checks.outputs) {
-      const TensorGeom g = c.geom(i);
-      t[size_t(i)] = Tensor{pool.get(bytes_for(g)), g};
-    }
+    // Every output gets its memory, the ones the rule does not test too
+    // (attention's lse under a rule that looks at o only).
+    for (size_t i = 0; i < c.tensors.size(); ++i)
+      if (c.tensors[i].role != Role::input) {
+        const TensorGeom g = c.geom(int(i));
+        t[i] = Tensor{pool.get(bytes_for(g)), g};
+      }
     ++res.cases_run;
     if (std::string f = call_candidate(backend, runner, op, c, t, timeout_s); !f.empty()) {
       res.caught = true, res.failed_case = k.where, res.detail = k.where + ": " + f;

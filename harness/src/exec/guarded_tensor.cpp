@@ -31,8 +31,16 @@ void GuardedTensor::for_each_element_run(F&& f) const {
   const size_t size = dtype_bytes(g.dtype);
   auto at = [&](int64_t r, int64_t c) { return guard_ + size_t(g.index(r, c)) * size; };
   if (g.rows() == 0 || g.cols() == 0) return;
-  if (g.col_stride() == 1 && g.row_stride() >= g.cols()) {  // row-major: one run per row
+  if (g.row_major()) {  // rows nested in address order: one run per row
     for (int64_t r = 0; r < g.rows(); ++r) f(at(r, 0), at(r, 0) + size_t(g.cols()) * size);
+  } else if (g.col_stride() == 1 && g.row_stride() >= g.cols()) {
+    // Contiguous rows whose outer dimensions interleave ([b, s, h, d]
+    // memory seen as [b, h, s, d]): the runs sorted by address.
+    std::vector<size_t> starts;
+    starts.reserve(size_t(g.rows()));
+    for (int64_t r = 0; r < g.rows(); ++r) starts.push_back(at(r, 0));
+    std::sort(starts.begin(), starts.end());
+    for (size_t s : starts) f(s, s + size_t(g.cols()) * size);
   } else if (g.ndim <= 2 && g.row_stride() == 1 && g.col_stride() >= g.rows()) {  // column-major (2-D): one run per column
     for (int64_t c = 0; c < g.cols(); ++c) f(at(0, c), at(0, c) + size_t(g.rows()) * size);
   } else {  // anything else: element by element, in address order
