@@ -59,7 +59,7 @@ TEST_CASE("every op's device reference matches its host reference", "[gpu][refer
   std::set<std::string> ops_seen;
   // custom: the reference is the user's (tests/test_custom_op.cpp); hostile and
   // needle are GEMM kernels.
-  for (const char* family : {"gemm", "softmax", "layernorm", "rmsnorm", "reduce", "unary"})
+  for (const char* family : {"gemm", "softmax", "layernorm", "rmsnorm", "reduce", "unary", "attention"})
     for (auto& file : testing::sample_specs(BackendKind::cuda, family)) {
       Spec spec = load_spec(file);
       if (spec.expect != "pass") continue;
@@ -90,5 +90,5 @@ TEST_CASE("every op's device reference matches its host reference", "[gpu][refer
         }
       }
     }
-  CHECK(ops_seen.size() >= 6);
+  CHECK(ops_seen.size() >= 7);
 }
