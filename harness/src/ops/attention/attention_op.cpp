@@ -18,8 +18,6 @@
 namespace assay::attention {
 namespace {
 
-bool usual_scale(double scale, int64_t d) { return std::fabs(scale * std::sqrt(double(d)) - 1.0) < 1e-12; }
-
 class AttentionOp final : public Op {
  public:
   explicit AttentionOp(const Spec& spec) {

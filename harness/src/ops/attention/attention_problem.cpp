@@ -193,6 +193,8 @@ void validate_case(const Case& c, const Settings& s) {
   if (c.scalars[1].value != 0 && c.scalars[1].value != 1) bad(c, "causal must be 0 or 1");
 }
 
+bool usual_scale(double scale, int64_t d) { return std::fabs(scale * std::sqrt(double(d)) - 1.0) < 1e-12; }
+
 Parts plain_parts(const Spec& spec, const Settings& s, Sizes z, std::string origin) {
   Parts p;
   p.sizes = z, p.lse = s.writes_lse;

@@ -71,6 +71,9 @@ bool has_lse(const Case& c);
 // Throws InputError saying what is not right: sizes, names, roles, shapes,
 // dtypes, lse present exactly when the spec writes it, the scalars.
 void validate_case(const Case& c, const Settings& s);
+// Whether scale is 1/sqrt(d), the scale most callers pass (resizing a case
+// keeps it the usual one).
+bool usual_scale(double scale, int64_t d);
 // The spec's dtypes, 1/sqrt(d), not causal, plain layouts.
 Parts plain_parts(const Spec& spec, const Settings& s, Sizes z, std::string origin);
 

@@ -121,7 +121,7 @@ std::optional<Case> fit_requires(const Case& c, const Spec& spec) {
     if (!valid(z)) return std::nullopt;
     Parts q = p;
     q.sizes = z;
-    if (z.d != p.sizes.d && std::fabs(p.scale * std::sqrt(double(p.sizes.d)) - 1.0) < 1e-12)
+    if (z.d != p.sizes.d && usual_scale(p.scale, p.sizes.d))
       q.scale = 1.0 / std::sqrt(double(z.d));  // the usual scale stays the usual one
     if (relax >= 1) q.q = q.k = q.v = q.o = q.lse_layout = Layout{};
     if (relax >= 2) q.scale = 1.0 / std::sqrt(double(z.d));
