@@ -361,3 +361,56 @@ TEST_CASE("integer dtypes: names, sizes, exact round trips, saturation", "[dtype
   store_bits(DType::i64, buf, encode(DType::i64, -5.0));
   CHECK(decode(DType::i64, load_bits(DType::i64, buf)) == -5.0);
 }
+
+TEST_CASE("FP8 dtypes: every pattern round-trips, landmarks, rounding and overflow", "[dtype]") {
+  CHECK(parse_dtype("e4m3") == DType::e4m3);
+  CHECK(parse_dtype("e5m2") == DType::e5m2);
+  CHECK(name(DType::e5m2) == "e5m2");
+  CHECK(dtype_bytes(DType::e4m3) == 1);
+  CHECK(is_fp8(DType::e5m2));
+  CHECK_FALSE(is_fp8(DType::bf16));
+  for (DType t : {DType::e4m3, DType::e5m2})
+    for (unsigned x = 0; x < 256; ++x) {
+      const double v = decode(t, x);
+      INFO(name(t) << " pattern " << x << " = " << v);
+      if (std::isnan(v)) {
+        CHECK(std::isnan(decode(t, encode(t, v))));
+      } else {
+        CHECK(encode(t, v) == x);  // each finite value and +-inf has one pattern, -0 included
+        CHECK(std::fabs(v) <= max_finite(t) + (std::isinf(v) ? INFINITY : 0.0));
+      }
+    }
+  // e4m3fn (bias 7, 3 mantissa bits): no infinity; 0x7f is its NaN.
+  CHECK(decode(DType::e4m3, 0x7e) == 448.0);
+  CHECK(decode(DType::e4m3, 0x38) == 1.0);
+  CHECK(decode(DType::e4m3, 0x01) == std::ldexp(1.0, -9));  // smallest subnormal
+  CHECK(decode(DType::e4m3, 0x08) == std::ldexp(1.0, -6));  // smallest normal
+  CHECK(std::isnan(decode(DType::e4m3, 0x7f)));
+  CHECK(std::isnan(decode(DType::e4m3, 0xff)));
+  CHECK(decode(DType::e4m3, 0x78) == 256.0);  // the top exponent is finite
+  CHECK(encode(DType::e4m3, 460.0) == 0x7e);  // rounds to 448
+  CHECK(encode(DType::e4m3, 464.0) == 0x7e);  // the tie rounds to even (448)
+  CHECK(encode(DType::e4m3, 465.0) == 0x7f);  // past it: NaN (no Inf to overflow into)
+  CHECK(encode(DType::e4m3, INFINITY) == 0x7f);
+  CHECK(encode(DType::e4m3, -INFINITY) == 0xff);
+  CHECK(encode(DType::e4m3, 1.0625) == 0x38);  // tie between 1 and 1.125: even
+  CHECK(encode(DType::e4m3, 1.0626) == 0x39);
+  CHECK(encode(DType::e4m3, std::ldexp(1.0, -10)) == 0x00);          // half the smallest subnormal: to even (0)
+  CHECK(encode(DType::e4m3, std::ldexp(1.5, -10)) == 0x01);
+  CHECK(encode(DType::e4m3, std::ldexp(1.9375, -7)) == 0x08);        // a subnormal that rounds up to the smallest normal
+  CHECK(encode(DType::e4m3, -0.0) == 0x80);
+  // e5m2 (bias 15, 2 mantissa bits): IEEE-style infinities and NaNs.
+  CHECK(decode(DType::e5m2, 0x7b) == 57344.0);
+  CHECK(decode(DType::e5m2, 0x3c) == 1.0);
+  CHECK(decode(DType::e5m2, 0x01) == std::ldexp(1.0, -16));
+  CHECK(std::isinf(decode(DType::e5m2, 0x7c)));
+  CHECK(std::isnan(decode(DType::e5m2, 0x7d)));
+  CHECK(encode(DType::e5m2, 61439.0) == 0x7b);
+  CHECK(encode(DType::e5m2, 61440.0) == 0x7c);  // the tie rounds to even: past the largest, Inf
+  CHECK(encode(DType::e5m2, -1e9) == 0xfc);
+  // Stored and loaded as one byte.
+  unsigned char buf[2] = {0xaa, 0xaa};
+  store_bits(DType::e4m3, buf, encode(DType::e4m3, -2.0));
+  CHECK(buf[1] == 0xaa);
+  CHECK(decode(DType::e4m3, load_bits(DType::e4m3, buf)) == -2.0);
+}

@@ -13,6 +13,12 @@ extern "C" {
 
 #define ASSAY_ABI_VERSION 1
 
+/* FP8 type codes (DLDataType.code, bits 8, lanes 1): DLPack 1.x's
+ * kDLFloat8_e4m3fn and kDLFloat8_e5m2. Debian's DLPack (0.6) has no FP8
+ * codes, so a kernel compares against these, which hold for either header. */
+#define ASSAY_DL_FLOAT8_E4M3FN 10
+#define ASSAY_DL_FLOAT8_E5M2 12
+
 /* Return codes of assay_run. Anything other than these two is an error. */
 #define ASSAY_OK 0
 #define ASSAY_UNSUPPORTED 1 /* the kernel refuses this case and wrote nothing */

@@ -14,7 +14,7 @@
 namespace assay::baseline {
 
 struct BaselineResult {
-  std::string checker;      // "kernelbench", "tutorial", "assert_close"
+  std::string checker;      // "kernelbench", "tutorial", "assert_close", "deepgemm"
   bool applicable = true;   // false: the rule cannot judge this kernel (detail says why)
   bool caught = false;      // the rule rejected the kernel
   std::string detail;       // the first failure, or why the rule does not apply
@@ -32,5 +32,7 @@ struct BaselineOptions {
 BaselineResult run_kernelbench(Backend& backend, Runner& runner, const Spec& spec, const BaselineOptions& opt = {});
 BaselineResult run_tutorial(Backend& backend, Runner& runner, const Spec& spec, const BaselineOptions& opt = {});
 BaselineResult run_assert_close(Backend& backend, Runner& runner, const Spec& spec, const BaselineOptions& opt = {});
+// DeepGEMM's own test (fp8_gemm only; not applicable to the other families).
+BaselineResult run_deepgemm(Backend& backend, Runner& runner, const Spec& spec, const BaselineOptions& opt = {});
 
 }  // namespace assay::baseline

@@ -16,5 +16,8 @@ BaselineResult run_tutorial(Backend& backend, Runner& runner, const Spec& spec, 
 BaselineResult run_assert_close(Backend& backend, Runner& runner, const Spec& spec, const BaselineOptions& opt) {
   return op_of(spec).run_baseline("assert_close", backend, runner, spec, opt);
 }
+BaselineResult run_deepgemm(Backend& backend, Runner& runner, const Spec& spec, const BaselineOptions& opt) {
+  return op_of(spec).run_baseline("deepgemm", backend, runner, spec, opt);
+}
 
 }  // namespace assay::baseline

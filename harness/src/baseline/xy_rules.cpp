@@ -71,11 +71,12 @@ void run_cases(const CaseChecks& checks, const Op& op, Backend& backend, Runner&
     }
     const Case& c = *k.c;
     std::vector<Tensor> t(c.tensors.size());
+    const std::vector<std::vector<double>> drawn = checks.draw ? checks.draw(c) : std::vector<std::vector<double>>{};
     for (size_t j = 0; j < checks.inputs.size(); ++j) {
       const int i = checks.inputs[j];
       const TensorGeom g = c.geom(i);
       t[size_t(i)] = Tensor{pool.get(bytes_for(g)), g};
-      store(backend, t[size_t(i)], draw_normal(c.seed, uint32_t(j), g.count()));
+      store(backend, t[size_t(i)], checks.draw ? drawn[j] : draw_normal(c.seed, uint32_t(j), g.count()));
     }
     std::vector<std::vector<double>> want;
     if (checks.reference_first) {
@@ -105,6 +106,11 @@ void run_cases(const CaseChecks& checks, const Op& op, Backend& backend, Runner&
     for (size_t j = 0; j < checks.outputs.size() && !res.caught; ++j) {
       const int i = checks.outputs[j];
       const std::vector<double> got = load(backend, t[size_t(i)]);
+      if (checks.whole) {
+        if (std::string why = checks.whole(c, i, got, want[j]); !why.empty())
+          res.caught = true, res.failed_case = k.where, res.detail = k.where + ": " + why;
+        continue;
+      }
       const ElementTest test = checks.test(c, i);
       for (size_t e = 0; e < got.size(); ++e)
         if (!test.passes(got[e], want[j][e])) {

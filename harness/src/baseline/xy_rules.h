@@ -92,6 +92,15 @@ struct CaseChecks {
       detail;
   std::function<ElementTest(const Case&, int tensor)> test;
   bool reference_first = false;  // as in XYChecks
+  // Where set: the inputs' values (in `inputs`' order, each its matrix view
+  // row-major) instead of randn's, for rules whose harness prepares them
+  // (fp8_gemm's callers quantize randn per block).
+  std::function<std::vector<std::vector<double>>(const Case&)> draw;
+  // Where set: a rule over a whole output instead of each element
+  // (DeepGEMM's difference): "" when it passes, else why not.
+  std::function<std::string(const Case&, int tensor, const std::vector<double>& got,
+                            const std::vector<double>& want)>
+      whole;
 };
 void run_cases(const CaseChecks& checks, const Op& op, Backend& backend, Runner& runner, double timeout_s,
                const std::vector<XYCase>& cases, BaselineResult& res);

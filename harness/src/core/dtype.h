@@ -14,7 +14,10 @@ namespace assay {
 
 // i64 and i32 are two's-complement integers (indices: arg-reductions,
 // routing); they never hold NaN or Inf, and compare exactly.
-enum class DType : uint8_t { f64, f32, f16, bf16, i64, i32 };
+// e4m3 and e5m2 are the FP8 storage types (fp8_gemm's inputs): e4m3 is OCP's
+// e4m3fn (no infinity, NaN 0x7f/0xff, largest finite 448), e5m2 is
+// IEEE-style (infinities, NaNs, largest finite 57344).
+enum class DType : uint8_t { f64, f32, f16, bf16, i64, i32, e4m3, e5m2 };
 // tf32 exists only as a compute precision, never as a storage type.
 enum class Compute : uint8_t { f64, f32, tf32, f16, bf16 };
 
@@ -24,14 +27,15 @@ std::optional<DType> parse_dtype(std::string_view s);
 std::optional<Compute> parse_compute(std::string_view s);
 
 ASSAY_HD bool is_integer(DType t) { return t == DType::i64 || t == DType::i32; }
+ASSAY_HD bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
 ASSAY_HD int dtype_bytes(DType t) {
-  return t == DType::f64 || t == DType::i64 ? 8 : t == DType::f32 || t == DType::i32 ? 4 : 2;
+  return t == DType::f64 || t == DType::i64 ? 8 : t == DType::f32 || t == DType::i32 ? 4 : is_fp8(t) ? 1 : 2;
 }
 // Significand bits including the implicit one (p in u = 2^-p). Integers:
 // the bits a double holds of them exactly (value bits, at most 53).
 ASSAY_HD int mantissa_bits(DType t) {
   return t == DType::f64 || t == DType::i64 ? 53 : t == DType::f32 ? 24 : t == DType::i32 ? 31
-       : t == DType::f16 ? 11 : 8;
+       : t == DType::f16 ? 11 : t == DType::e4m3 ? 4 : t == DType::e5m2 ? 3 : 8;
 }
 ASSAY_HD int mantissa_bits(Compute c) {
   switch (c) {
@@ -45,14 +49,16 @@ ASSAY_HD int mantissa_bits(Compute c) {
 // Smallest normal exponent (x >= 2^emin is normal).
 // (Integers: 0, so the spacing of ulp-style formulas is 1 at small values.)
 ASSAY_HD int min_normal_exp(DType t) {
-  return is_integer(t) ? 0 : t == DType::f64 ? -1022 : t == DType::f16 ? -14 : -126;
+  return is_integer(t) ? 0 : t == DType::f64 ? -1022 : t == DType::f16 || t == DType::e5m2 ? -14
+       : t == DType::e4m3 ? -6 : -126;
 }
 ASSAY_HD double max_finite(DType t) {
   return t == DType::f64 ? 1.7976931348623157e308
        : t == DType::f32 ? 3.4028234663852886e38
        : t == DType::f16 ? 65504.0
        : t == DType::i64 ? 9223372036854775807.0
-       : t == DType::i32 ? 2147483647.0 : 3.3895313892515355e38;
+       : t == DType::i32 ? 2147483647.0 : t == DType::e4m3 ? 448.0 : t == DType::e5m2 ? 57344.0
+       : 3.3895313892515355e38;
 }
 
 ASSAY_HD uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -103,6 +109,44 @@ ASSAY_HD double f64_from_f16(uint16_t h) {
   return sign ? -v : v;
 }
 
+// double -> FP8 (e4m3fn or e5m2), one rounding to nearest even straight
+// from double. Past the largest finite value after rounding: e5m2 gives
+// +-Inf (IEEE), e4m3fn, which has no infinity, gives NaN (what a
+// non-saturating conversion such as torch's .to(float8_e4m3fn) does).
+ASSAY_HD uint8_t fp8_from_f64(DType t, double d) {
+  const bool e4m3 = t == DType::e4m3;
+  const int mant = e4m3 ? 3 : 2, emin = e4m3 ? -6 : -14;
+  const double maxv = e4m3 ? 448.0 : 57344.0;
+  const uint8_t sign = (f64_bits(d) >> 63) ? 0x80 : 0x00;
+  const uint8_t nan = e4m3 ? 0x7f : 0x7e, inf = 0x7c;
+  if (d != d) return uint8_t(sign | nan);
+  const double mag = fabs(d);
+  if (mag == 0) return sign;
+  int e = 0;
+  frexp(mag, &e);  // mag in [2^(e-1), 2^e)
+  const int exp = (e - 1) > emin ? e - 1 : emin;
+  const double q = ldexp(1.0, exp - mant);  // the spacing at mag
+  const double r = rint(mag / q) * q;       // ties to even
+  if (!(r <= maxv)) return uint8_t(sign | (e4m3 ? nan : inf));
+  if (r < ldexp(1.0, emin)) return uint8_t(sign | uint8_t(r / ldexp(1.0, emin - mant)));  // subnormal (or 0)
+  frexp(r, &e);  // rounding may have carried into the next binade
+  const int field = (e - 1) - emin + 1;
+  const uint8_t m = uint8_t(r / ldexp(1.0, (e - 1) - mant) - double(1 << mant));
+  return uint8_t(sign | (field << mant) | m);
+}
+ASSAY_HD double f64_from_fp8(DType t, uint8_t x) {
+  const bool e4m3 = t == DType::e4m3;
+  const int mant = e4m3 ? 3 : 2, emin = e4m3 ? -6 : -14;
+  const int field = (x & 0x7f) >> mant, m = x & ((1 << mant) - 1);
+  const double nan = f64_from_bits(0x7ff8000000000000ull), inf = f64_from_bits(0x7ff0000000000000ull);
+  double v;
+  if (e4m3 && (x & 0x7f) == 0x7f) v = nan;
+  else if (!e4m3 && field == 31) v = m ? nan : inf;
+  else if (field == 0) v = ldexp(double(m), emin - mant);
+  else v = ldexp(double((1 << mant) | m), field - 1 + emin - mant);
+  return (x & 0x80) ? -v : v;
+}
+
 // double -> a two's-complement integer of `bits` bits: rounded to nearest
 // (ties to even), saturated at the type's range; NaN becomes 0.
 ASSAY_HD uint64_t int_from_f64(double d, int bits) {
@@ -123,6 +167,8 @@ ASSAY_HD uint64_t encode(DType t, double d) {
     case DType::i32: return int_from_f64(d, 32);
     case DType::f32: return f32_bits(float(d));
     case DType::f16: return f16_from_f64(d);
+    case DType::e4m3:
+    case DType::e5m2: return fp8_from_f64(t, d);
     default: {
       // double -> float -> bf16 would round twice; go through a float that
       // is truncated toward zero with a sticky bit so the second rounding is exact.
@@ -144,6 +190,8 @@ ASSAY_HD double decode(DType t, uint64_t bits) {
     case DType::f16: return f64_from_f16(uint16_t(bits));
     case DType::i64: return double(int64_t(bits));  // exact below 2^53 (indices)
     case DType::i32: return double(int32_t(uint32_t(bits)));
+    case DType::e4m3:
+    case DType::e5m2: return f64_from_fp8(t, uint8_t(bits));
     default: return double(f32_from_bf16(uint16_t(bits)));
   }
 }
@@ -186,6 +234,7 @@ ASSAY_HD uint64_t load_bits(DType t, const void* p) {
   switch (dtype_bytes(t)) {
     case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
     case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case 1: { uint8_t v; memcpy(&v, p, 1); return v; }
     default: { uint16_t v; memcpy(&v, p, 2); return v; }
   }
 }
@@ -193,6 +242,7 @@ ASSAY_HD void store_bits(DType t, void* p, uint64_t bits) {
   switch (dtype_bytes(t)) {
     case 8: memcpy(p, &bits, 8); break;
     case 4: { uint32_t v = uint32_t(bits); memcpy(p, &v, 4); break; }
+    case 1: { uint8_t v = uint8_t(bits); memcpy(p, &v, 1); break; }
     default: { uint16_t v = uint16_t(bits); memcpy(p, &v, 2); break; }
   }
 }

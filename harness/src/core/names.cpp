@@ -23,12 +23,14 @@ std::string_view lookup(const std::array<std::pair<E, std::string_view>, N>& tab
   return "?";
 }
 
-constexpr std::array<std::pair<DType, std::string_view>, 6> dtypes{{{DType::f64, "f64"},
+constexpr std::array<std::pair<DType, std::string_view>, 8> dtypes{{{DType::f64, "f64"},
                                                                    {DType::f32, "f32"},
                                                                    {DType::f16, "f16"},
                                                                    {DType::bf16, "bf16"},
                                                                    {DType::i64, "i64"},
-                                                                   {DType::i32, "i32"}}};
+                                                                   {DType::i32, "i32"},
+                                                                   {DType::e4m3, "e4m3"},
+                                                                   {DType::e5m2, "e5m2"}}};
 constexpr std::array<std::pair<Compute, std::string_view>, 5> computes{{{Compute::f64, "f64"},
                                                                        {Compute::f32, "f32"},
                                                                        {Compute::tf32, "tf32"},

@@ -15,9 +15,13 @@
 
 namespace assay {
 
-// The DLPack dtype of t.
+// The DLPack dtype of t (FP8: DLPack 1.x's codes, assay/abi.h).
 inline DLDataType dl_dtype(DType t) {
-  const uint8_t code = is_integer(t) ? kDLInt : t == DType::bf16 ? kDLBfloat : kDLFloat;
+  const uint8_t code = is_integer(t)          ? kDLInt
+                       : t == DType::bf16     ? kDLBfloat
+                       : t == DType::e4m3     ? ASSAY_DL_FLOAT8_E4M3FN
+                       : t == DType::e5m2     ? ASSAY_DL_FLOAT8_E5M2
+                                              : kDLFloat;
   return DLDataType{code, uint8_t(dtype_bytes(t) * 8), 1};
 }
 

@@ -17,7 +17,10 @@
 
 namespace assay {
 
-inline uint64_t canary_bits(DType t) { return encode(t, t == DType::f16 ? -60000.0 : -1.0e10); }
+// (FP8: its most negative finite value; -1e10 would be NaN in e4m3.)
+inline uint64_t canary_bits(DType t) {
+  return encode(t, is_fp8(t) ? -max_finite(t) : t == DType::f16 ? -60000.0 : -1.0e10);
+}
 
 inline uint64_t poison_bits(DType t) {
   switch (t) {
@@ -26,6 +29,8 @@ inline uint64_t poison_bits(DType t) {
     case DType::f16: return 0x7d5au;
     case DType::i64: return 0xa5a5a5a5a5a5a5a5ull;
     case DType::i32: return 0xa5a5a5a5u;
+    case DType::e4m3: return 0x7fu;  // e4m3fn's one NaN (no payload to mark)
+    case DType::e5m2: return 0x7du;  // a signalling NaN
     default: return 0x7fa5u;  // bf16
   }
 }

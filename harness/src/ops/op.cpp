@@ -144,12 +144,19 @@ SparseChange draw_sparse_change(const Case& c, const std::vector<int>& candidate
 }
 
 void check_spec_keys(const Spec& spec, std::initializer_list<std::string_view> op_keys,
-                     std::initializer_list<std::string_view> tensors) {
+                     std::initializer_list<std::string_view> tensors, bool takes_fp8) {
   if (!spec.yaml || !spec.yaml.IsMap()) return;  // a Spec built in code
   yaml_input::Fields top(spec.file.string(), spec.yaml);
   std::vector<std::string_view> allowed(std::begin(kGenericSpecKeys), std::end(kGenericSpecKeys));
   allowed.insert(allowed.end(), op_keys.begin(), op_keys.end());
   top.only(allowed);
+  if (const yaml_input::Field* f = top.optional("dtypes"); f && !takes_fp8) {
+    yaml_input::Fields d = top.nested(*f);
+    for (const auto& e : d.all())
+      if (auto t = e.value.IsScalar() ? parse_dtype(e.value.Scalar()) : std::nullopt; t && is_fp8(*t))
+        d.fail(e, fmt::format("{} is an FP8 storage type: op '{}' takes no FP8 tensors (fp8_gemm does)",
+                              assay::name(*t), spec.op));
+  }
   if (tensors.size() == 0) return;
   yaml_input::Fields d = top.nested(top.required("dtypes"));
   std::vector<std::string_view> names;

@@ -199,9 +199,10 @@ std::unique_ptr<EvalContext> case_context(const Case& c);
 SparseChange draw_sparse_change(const Case& c, const std::vector<int>& candidates);
 // Checks a spec read from a file: its keys are the generic ones and
 // `op_keys`; `dtypes` names exactly `tensors` (case-insensitive). Throws
-// InputError "FILE:LINE: key 'X': problem".
+// InputError "FILE:LINE: key 'X': problem". FP8 dtypes (e4m3, e5m2) only
+// where the op says it takes them.
 void check_spec_keys(const Spec& spec, std::initializer_list<std::string_view> op_keys,
-                     std::initializer_list<std::string_view> tensors);
+                     std::initializer_list<std::string_view> tensors, bool takes_fp8 = false);
 
 #define ASSAY_OP_CONCAT2(a, b) a##b
 #define ASSAY_OP_CONCAT(a, b) ASSAY_OP_CONCAT2(a, b)

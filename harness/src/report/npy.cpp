@@ -36,7 +36,7 @@ void write_npy_raw(const std::filesystem::path& file, const char* descr, const s
 }  // namespace
 
 void write_npy(const std::filesystem::path& file, const TensorGeom& g, const std::byte* data) {
-  const bool widen = g.dtype == DType::bf16;
+  const bool widen = g.dtype == DType::bf16 || is_fp8(g.dtype);  // numpy has neither: as f32
   const int in_size = dtype_bytes(g.dtype), out_size = widen ? 4 : in_size;
   std::vector<char> payload(size_t(g.count()) * out_size);
   char* p = payload.data();

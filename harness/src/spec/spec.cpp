@@ -31,7 +31,7 @@ bool is_c_identifier(const std::string& s) {
 }
 
 DType read_dtype(const Fields& f, std::string_view key) {
-  return *parse_dtype(f.choice(f.required(key), {"f64", "f32", "f16", "bf16", "i64", "i32"}));
+  return *parse_dtype(f.choice(f.required(key), {"f64", "f32", "f16", "bf16", "i64", "i32", "e4m3", "e5m2"}));
 }
 
 // Keyed by tensor name; the op checks the names when it is made.

@@ -13,12 +13,30 @@
 
 namespace assay::reference {
 
+// Block scales of a quantized operand (fp8_gemm): element (r, c) stands for
+// its stored value times scale(r / rows_per, c / cols_per). An FP8 value
+// times an f32 scale is exact in double (4 + 24 significant bits).
+struct BlockScale {
+  const std::byte* data = nullptr;  // nullptr: the operand is not scaled
+  TensorGeom g;
+  int64_t rows_per = 1, cols_per = 1;
+};
+
 struct GemmOperands {
   const std::byte* a; TensorGeom ga;   // m x k
   const std::byte* b; TensorGeom gb;   // k x n
   const std::byte* c0; TensorGeom gc;  // m x n initial C; unused (may be null) when beta == 0
   double alpha, beta;
+  BlockScale sa = {}, sb = {};         // A's and B's block scales, if any
 };
+
+// Operand element (r, c) widened exactly to double, its block scale applied.
+ASSAY_HD double operand_value(const std::byte* base, const TensorGeom& g, const BlockScale& s, int64_t r, int64_t c) {
+  double v = decode(g.dtype, load_bits(g.dtype, base + g.index(r, c) * dtype_bytes(g.dtype)));
+  if (s.data)
+    v *= decode(s.g.dtype, load_bits(s.g.dtype, s.data + s.g.index(r / s.rows_per, c / s.cols_per) * dtype_bytes(s.g.dtype)));
+  return v;
+}
 
 // BLAS semantics: alpha == 0 means A*B is not referenced, beta == 0 means C0 is not read.
 struct GemmResult {

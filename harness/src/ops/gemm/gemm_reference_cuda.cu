@@ -26,12 +26,12 @@ unsigned blocks_for(int64_t n) {
   return unsigned(b < 1 ? 1 : b > 65536 ? 65536 : b);
 }
 
-// Column-major compact copy (ld = rows) of a strided tensor, and of its absolute values.
-__global__ void widen_kernel(const std::byte* base, TensorGeom g, double* out, double* out_abs) {
-  const int size = dtype_bytes(g.dtype);
+// Column-major compact copy (ld = rows) of a strided tensor (its block
+// scales applied), and of its absolute values.
+__global__ void widen_kernel(const std::byte* base, TensorGeom g, BlockScale scale, double* out, double* out_abs) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < g.count(); i += int64_t(gridDim.x) * blockDim.x) {
     int64_t r = i % g.rows(), c = i / g.rows();
-    double v = decode(g.dtype, load_bits(g.dtype, base + g.index(r, c) * size));
+    double v = operand_value(base, g, scale, r, c);
     out[i] = v;
     out_abs[i] = fabs(v);
   }
@@ -61,8 +61,8 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
   check(cudaMemsetAsync(abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
   if (k > 0 && op.alpha != 0.0) {  // the widened operands are freed before the blocks
     DeviceArray a(m * k, stream), a_abs(m * k, stream), b(k * n, stream), b_abs(k * n, stream);
-    widen_kernel<<<blocks_for(m * k), 256, 0, stream>>>(op.a, op.ga, a.p, a_abs.p);
-    widen_kernel<<<blocks_for(k * n), 256, 0, stream>>>(op.b, op.gb, b.p, b_abs.p);
+    widen_kernel<<<blocks_for(m * k), 256, 0, stream>>>(op.a, op.ga, op.sa, a.p, a_abs.p);
+    widen_kernel<<<blocks_for(k * n), 256, 0, stream>>>(op.b, op.gb, op.sb, b.p, b_abs.p);
     check(cudaGetLastError(), "widen launch");
     const double one = 1.0, zero = 0.0;
     // 64-bit cuBLAS API: m, n, k and leading dimensions may pass 2^31.

@@ -10,13 +10,14 @@ namespace {
 
 using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// Rows [row0, row0 + rows) of a strided tensor, widened exactly (or their absolute values).
-Mat widen(const std::byte* base, const TensorGeom& g, int64_t row0, int64_t rows, bool absolute) {
+// Rows [row0, row0 + rows) of a strided tensor, widened exactly with its
+// block scales applied (or their absolute values).
+Mat widen(const std::byte* base, const TensorGeom& g, const BlockScale& scale, int64_t row0, int64_t rows,
+          bool absolute) {
   Mat m(rows, g.cols());
-  const int size = dtype_bytes(g.dtype);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < g.cols(); ++c) {
-      double v = decode(g.dtype, load_bits(g.dtype, base + g.index(row0 + r, c) * size));
+      double v = operand_value(base, g, scale, row0 + r, c);
       m(r, c) = absolute ? std::fabs(v) : v;
     }
   return m;
@@ -29,7 +30,7 @@ void gemm_eigen(const GemmOperands& op, const RowBlockVisitor& visit) {
   if (m == 0 || n == 0) return;
   const bool product = op.alpha != 0.0 && k > 0;
   Mat b, b_abs;
-  if (product) b = widen(op.b, op.gb, 0, k, false), b_abs = widen(op.b, op.gb, 0, k, true);
+  if (product) b = widen(op.b, op.gb, op.sb, 0, k, false), b_abs = widen(op.b, op.gb, op.sb, 0, k, true);
   const int64_t block = reference_block_rows(m, n, k);
   std::vector<double> ref(size_t(block * n)), bound(size_t(block * n)), terms(size_t(block * n));
   const GemmResult out{ref.data(), bound.data(), terms.data()};
@@ -38,8 +39,8 @@ void gemm_eigen(const GemmOperands& op, const RowBlockVisitor& visit) {
   for (int64_t row0 = 0; row0 < m; row0 += block) {
     const int64_t rows = std::min(block, m - row0);
     if (product) {
-      ab.noalias() = widen(op.a, op.ga, row0, rows, false) * b;
-      abs_ab.noalias() = widen(op.a, op.ga, row0, rows, true) * b_abs;
+      ab.noalias() = widen(op.a, op.ga, op.sa, row0, rows, false) * b;
+      abs_ab.noalias() = widen(op.a, op.ga, op.sa, row0, rows, true) * b_abs;
     } else {
       ab = Mat::Zero(rows, n), abs_ab = Mat::Zero(rows, n);
     }
