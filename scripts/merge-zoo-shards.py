@@ -16,7 +16,8 @@ for f in files:
         key = k.get("spec") or k["name"]
         rows[key] = k
         sources[key] = d.get("command", "")
-checkers = ["assay", "kernelbench", "tutorial", "assert_close"]
+checkers = ["assay", "kernelbench", "tutorial", "assert_close", "deepgemm"]
+NA = {"status": "n/a", "seconds": 0}  # a report from before a checker existed
 
 def family_of(k):
     if k.get("family"):
@@ -25,7 +26,7 @@ def family_of(k):
     return parts[parts.index("generated_kernels") + 1] if "generated_kernels" in parts[:-1] else "gemm"
 
 def cell(k, c):
-    x = k["checkers"][c]
+    x = k["checkers"].get(c, NA)
     s = x["status"]
     if s in ("caught", "false alarm"):
         v = f" ({x['verdict']})" if c == "assay" and x.get("verdict") else ""
@@ -42,10 +43,10 @@ def totals_of(kernels):
     for c in checkers:
         planted = [k for k in kernels if k["expect"] != "pass"]
         correct = [k for k in kernels if k["expect"] == "pass"]
-        judged_p = [k for k in planted if k["checkers"][c]["status"] != "n/a"]
-        judged_c = [k for k in correct if k["checkers"][c]["status"] != "n/a"]
-        caught = [k["checkers"][c]["seconds"] for k in judged_p if k["checkers"][c]["status"] == "caught"]
-        fa = sum(k["checkers"][c]["status"] == "false alarm" for k in judged_c)
+        judged_p = [k for k in planted if k["checkers"].get(c, NA)["status"] != "n/a"]
+        judged_c = [k for k in correct if k["checkers"].get(c, NA)["status"] != "n/a"]
+        caught = [k["checkers"].get(c, NA)["seconds"] for k in judged_p if k["checkers"].get(c, NA)["status"] == "caught"]
+        fa = sum(k["checkers"].get(c, NA)["status"] == "false alarm" for k in judged_c)
         na = len(planted) + len(correct) - len(judged_p) - len(judged_c)
         out.append({"checker": c, "planted": len(judged_p), "caught": len(caught), "correct": len(judged_c),
                     "false_alarms": fa, "median_detect_s": statistics.median(caught) if caught else None,

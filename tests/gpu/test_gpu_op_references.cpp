@@ -11,17 +11,23 @@
 
 #include "../samples_support.h"
 #include "exec/guarded_tensor.h"
+#include "ops/fp8_gemm/fp8_gemm_reference.h"
 #include "ops/op.h"
 
 using namespace assay;
 
 namespace {
 
-// Each tensor of the case drawn on `be` (inputs filled, outputs poisoned),
-// then the op's FP64 reference on that backend.
-std::vector<std::vector<double>> reference_on(Backend& be, const Op& op, const Case& c) {
+// Each tensor of the case drawn on `be` (inputs filled, outputs not), and
+// where each one's data starts.
+struct DrawnOn {
   std::vector<std::unique_ptr<GuardedTensor>> t;
   std::vector<const std::byte*> device;
+};
+DrawnOn draw_on(Backend& be, const Op& op, const Case& c) {
+  DrawnOn out;
+  auto& t = out.t;
+  auto& device = out.device;
   for (size_t i = 0; i < c.tensors.size(); ++i) {
     TensorGeom g = c.geom(int(i));
     t.push_back(std::make_unique<GuardedTensor>(be, g));
@@ -33,7 +39,12 @@ std::vector<std::vector<double>> reference_on(Backend& be, const Op& op, const C
     device.push_back(c.tensors[i].role == Role::output && !op.reads_initial(c, int(i)) ? nullptr : t.back()->data());
   }
   be.synchronize();
-  return op.reference(be, c, device);
+  return out;
+}
+// The op's FP64 reference on that backend.
+std::vector<std::vector<double>> reference_on(Backend& be, const Op& op, const Case& c) {
+  const DrawnOn d = draw_on(be, op, c);
+  return op.reference(be, c, d.device);
 }
 
 // At most `keep` of the sweep's cases that fit `max_bytes`, spread over it.
@@ -59,7 +70,7 @@ TEST_CASE("every op's device reference matches its host reference", "[gpu][refer
   std::set<std::string> ops_seen;
   // custom: the reference is the user's (tests/test_custom_op.cpp); hostile and
   // needle are GEMM kernels.
-  for (const char* family : {"gemm", "softmax", "layernorm", "rmsnorm", "reduce", "unary", "attention"})
+  for (const char* family : {"gemm", "softmax", "layernorm", "rmsnorm", "reduce", "unary", "attention", "fp8_gemm"})
     for (auto& file : testing::sample_specs(BackendKind::cuda, family)) {
       Spec spec = load_spec(file);
       if (spec.expect != "pass") continue;
@@ -90,5 +101,26 @@ TEST_CASE("every op's device reference matches its host reference", "[gpu][refer
         }
       }
     }
-  CHECK(ops_seen.size() >= 7);
+  CHECK(ops_seen.size() >= 8);
+}
+
+// fp8_gemm's bound has a floor from each row's largest values, computed
+// where the tensors live: the device's row maxima must be the host's.
+TEST_CASE("fp8_gemm's device row maxima match the host's", "[gpu][reference]") {
+  auto gpu = make_backend(BackendKind::cuda);
+  auto cpu = make_backend(BackendKind::host);
+  for (auto& file : testing::sample_specs(BackendKind::cuda, "fp8_gemm")) {
+    Spec spec = load_spec(file);
+    if (spec.expect != "pass") continue;
+    const Op& op = op_of(spec);
+    for (const Case& c : some_cases(op, spec, 16, 32e6)) {
+      INFO(spec.name << ": " << describe(c));
+      const DrawnOn dg = draw_on(*gpu, op, c), dc = draw_on(*cpu, op, c);
+      const fp8_gemm::RowMaxima g = fp8_gemm::row_maxima(*gpu, c, dg.device), h = fp8_gemm::row_maxima(*cpu, c, dc.device);
+      CHECK(g.a == h.a);
+      CHECK(g.a_scale == h.a_scale);
+      CHECK(g.b == h.b);
+      CHECK(g.b_scale == h.b_scale);
+    }
+  }
 }

@@ -38,6 +38,13 @@ std::string judge_cell(bool planted, bool failed) {
   return failed ? "false alarm" : "pass";
 }
 
+// A row's cell of checker j; rows made with fewer checkers (older reports)
+// read as n/a there.
+static const ZooCell& cell_at(const ZooRow& r, size_t j) {
+  static const ZooCell missing{"n/a", "", 0, 0, ""};
+  return j < r.cells.size() ? r.cells[j] : missing;
+}
+
 std::vector<CheckerTotals> zoo_totals(const std::vector<ZooRow>& rows) {
   std::vector<CheckerTotals> out;
   for (size_t j = 0; j < kZooCheckers.size(); ++j) {
@@ -46,9 +53,9 @@ std::vector<CheckerTotals> zoo_totals(const std::vector<ZooRow>& rows) {
     std::vector<double> times;
     std::set<std::string> alarm_cases;
     for (const ZooRow& r : rows)
-      if (r.cells[j].status == "false alarm" && !r.cells[j].failed_case.empty()) alarm_cases.insert(r.cells[j].failed_case);
+      if (cell_at(r, j).status == "false alarm" && !cell_at(r, j).failed_case.empty()) alarm_cases.insert(cell_at(r, j).failed_case);
     for (const ZooRow& r : rows) {
-      const ZooCell& c = r.cells[j];
+      const ZooCell& c = cell_at(r, j);
       if (c.status == "n/a") ++t.not_applicable;
       else if (r.planted) ++t.planted;
       else ++t.correct;
@@ -99,14 +106,14 @@ std::string zoo_console(const std::vector<ZooRow>& rows, const std::vector<Check
   std::vector<size_t> w(kZooCheckers.size());
   for (size_t j = 0; j < w.size(); ++j) {
     w[j] = kZooCheckers[j].size();
-    for (const ZooRow& r : rows) w[j] = std::max(w[j], cell_text(r.cells[j]).size());
+    for (const ZooRow& r : rows) w[j] = std::max(w[j], cell_text(cell_at(r, j)).size());
   }
   std::string s = fmt::format("{:<{}}  {:<{}}", "kernel", wname, "expect", wexp);
   for (size_t j = 0; j < w.size(); ++j) s += fmt::format("  {:<{}}", kZooCheckers[j], w[j]);
   s += "\n";
   for (const ZooRow& r : rows) {
     s += fmt::format("{:<{}}  {:<{}}", r.name, wname, r.expect.empty() ? "pass" : r.expect, wexp);
-    for (size_t j = 0; j < w.size(); ++j) s += fmt::format("  {:<{}}", cell_text(r.cells[j]), w[j]);
+    for (size_t j = 0; j < w.size(); ++j) s += fmt::format("  {:<{}}", cell_text(cell_at(r, j)), w[j]);
     s += "\n";
   }
   s += "\n";
@@ -156,7 +163,7 @@ std::string zoo_markdown(const std::vector<ZooRow>& rows, const std::vector<Chec
   s += "\n## First failure per cell\n\n";
   for (const ZooRow& r : rows)
     for (size_t j = 0; j < r.cells.size(); ++j)
-      if (!r.cells[j].detail.empty()) s += fmt::format("- {} / {}: {}\n", r.name, kZooCheckers[j], r.cells[j].detail);
+      if (!cell_at(r, j).detail.empty()) s += fmt::format("- {} / {}: {}\n", r.name, kZooCheckers[j], cell_at(r, j).detail);
   return s;
 }
 
@@ -171,7 +178,7 @@ nlohmann::json zoo_json(const std::vector<ZooRow>& rows, const std::vector<Check
     nlohmann::json k = {{"name", r.name},         {"spec", r.spec},       {"family", r.family},
                         {"expect", r.expect},     {"planted", r.planted}};
     for (size_t i = 0; i < r.cells.size(); ++i) {
-      const ZooCell& c = r.cells[i];
+      const ZooCell& c = cell_at(r, i);
       k["checkers"][kZooCheckers[i]] = {{"status", c.status}, {"verdict", c.verdict}, {"seconds", c.seconds},
                                         {"cases", c.cases},   {"detail", c.detail}, {"failed_case", c.failed_case}};
       if (i == 0) k["checkers"][kZooCheckers[i]]["worst_pass_bound_ratio"] = c.worst_pass_ratio;
