@@ -266,6 +266,15 @@ TEST_CASE("fp8_gemm fuzz codec and shrink hooks keep cases valid", "[fp8_gemm]")
   const Spec spec = spec_of(kE4m3);
   testing::check_codec(op_of(spec), spec, 5, 500, 20);
   CHECK_FALSE(op_of(spec).seed_cases(spec).empty());
+  // The shrinker's cut reaches every input, the scales too: with no a_scale
+  // element kept, every scale reads 0 and so does d.
+  Case c = case_of(spec, Sizes{3, 5, 200}, Recipe::specials, 9);
+  c.tensors[AS].keep.listed = 0;
+  const Case again = make_case(parts_of(c));
+  CHECK(again.tensors[AS].keep == c.tensors[AS].keep);
+  Drawn x(again);
+  const std::vector<std::vector<double>> ref = reference_arrays(*x.be, x.c, x.device);
+  for (double v : ref[D]) CHECK((v == 0 || std::isnan(v)));
 }
 
 TEST_CASE("DeepGEMM's difference metric", "[fp8_gemm]") {

@@ -89,7 +89,7 @@ Case make_case(const Parts& p) {
     c.tensors.push_back(tensor_of(kTensorNames[i], i == D ? Role::output : Role::input, types[i], rows, cols,
                                   *layouts[i]));
   }
-  c.tensors[A].keep = p.a_keep, c.tensors[B].keep = p.b_keep;
+  for (int i = 0; i < 4; ++i) c.tensors[size_t(i)].keep = p.keep[i];
   c.recipe = p.recipe, c.seed = p.seed, c.origin = p.origin;
   return c;
 }
@@ -115,7 +115,7 @@ Parts parts_of(const Case& c) {
     *layouts[i] = layout_of(c.tensors[size_t(i)], rows, cols);
   }
   p.recipe = c.recipe, p.seed = c.seed, p.origin = c.origin;
-  p.a_keep = c.tensors[A].keep, p.b_keep = c.tensors[B].keep;
+  for (int i = 0; i < 4; ++i) p.keep[i] = c.tensors[size_t(i)].keep;
   return p;
 }
 

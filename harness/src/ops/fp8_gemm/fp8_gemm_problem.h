@@ -51,7 +51,7 @@ struct Parts {  // everything a case is made of
   Layout a, a_scale, b, b_scale, d;
   Recipe recipe = Recipe::uniform;
   uint64_t seed = 0;
-  Keep a_keep, b_keep;
+  Keep keep[4];  // per input (a, a_scale, b, b_scale): the shrinker's cut to fewer nonzeros
   std::string origin;
 };
 Case make_case(const Parts& p);

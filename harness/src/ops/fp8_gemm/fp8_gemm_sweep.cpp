@@ -27,11 +27,11 @@ RecipeParams recipe_params(const Case& c, int tensor) {
   RecipeParams p;
   p.recipe = c.recipe;
   if (tensor == D) return p;  // the output is poisoned, never drawn
+  p.keep = c.tensors[size_t(tensor)].keep;
   const Sizes z = sizes_of(c);
   if (tensor == A || tensor == B) {
     const DType t = c.tensors[size_t(tensor)].dtype;
     const bool e4m3 = t == DType::e4m3;
-    p.keep = c.tensors[size_t(tensor)].keep;
     switch (c.recipe) {
       case Recipe::ints: p.int_range = 3, p.density = 1.0; break;  // exact products and sums
       case Recipe::mixed:
