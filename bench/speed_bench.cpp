@@ -8,14 +8,28 @@
 //             with a worker: one case, then kBatchCases, per exchange.
 // For large cases it also times the candidate alone and the reference alone
 // (after a synchronize), so the report can state the overhead.
+// On cuda, also issue #18's figures, measured in the same run:
+//   ceiling: the minimal differential-case loop on the device (ceiling.h),
+//            plain and as a CUDA graph, at the tiny shapes;
+//   tiny_ratio_to_ceiling: the gate path's cases/s at 32^3 over the plain ceiling's;
+//   medium_overhead, large_overhead: an assay case's time at 512^3 and
+//            4096^3 over (the candidate's calls + one FP64 reference at
+//            cuBLAS's rate: two DGEMMs);
+// written with --json FILE (GPU, date, commit, targets, met).
 //
-//   assay_bench_speed [--spec SPEC] [--backend cuda|host] [--seconds S] [--out FILE.md]
+//   assay_bench_speed [--spec SPEC] [--backend cuda|host] [--seconds S] [--out FILE.md] [--json FILE.json]
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include <cuda_runtime.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ceiling.h"
+#include "backend/cuda/cuda_backend.h"
 
 #include "backend/backend.h"
 #include "core/build_info.h"
@@ -120,13 +134,14 @@ template <class F> Rate timed(double seconds, int min_cases, F&& f, int per_call
 int main(int argc, char** argv) {
   std::string backend_name = "cuda";
   double seconds = 5;
-  fs::path spec_file, out;
+  fs::path spec_file, out, json_out;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--spec") spec_file = argv[i + 1];
     else if (a == "--backend") backend_name = argv[i + 1];
     else if (a == "--seconds") seconds = std::stod(argv[i + 1]);
     else if (a == "--out") out = argv[i + 1];
+    else if (a == "--json") json_out = argv[i + 1];
   }
   const BackendKind kind = backend_name == "host" ? BackendKind::host : BackendKind::cuda;
   if (spec_file.empty())
@@ -156,7 +171,8 @@ int main(int argc, char** argv) {
       "| shape | minimal cases/s | assay in process | worker, call by call | worker, planned, 1 case per exchange "
       "| worker, planned, {} per exchange | **worker (as the gate runs it) / in process** | in process, planned |\n"
       "| --- | --- | --- | --- | --- | --- | --- | --- |\n", spec.name, name(kind), seconds, kBatchCases);
-  std::string overhead, profile;
+  std::string overhead, profile, ceiling_text;
+  nlohmann::json figures = nlohmann::json::object();
   for (const Size& size : sizes) {
     Minimal minimal(*be, square(spec, size.s, 1));
     auto case_at = [&](uint64_t i) { return gemm::to_case(square(spec, size.s, 1000 + i)); };
@@ -194,6 +210,31 @@ int main(int argc, char** argv) {
     }
     // What `assay check` does with this case: planned on cuda, call by call on the host (gate/gate.h).
     const Rate& gate_rate = planned && planning_pays(kind) ? wk_b : wk;
+    nlohmann::json& fig = figures[fmt::format("{}", size.s)];
+    fig["gate_cases_per_s"] = gate_rate.per_s();
+    fig["gate_path"] = planned && planning_pays(kind) ? fmt::format("worker, planned, {} per exchange", kBatchCases)
+                                                      : "worker, call by call";
+    if (kind == BackendKind::cuda && size.s <= 64) {  // the ceiling (ceiling.h) on the same buffers and call
+      ceiling::Loop loop({reinterpret_cast<float*>(minimal.buf[0].data), reinterpret_cast<float*>(minimal.buf[1].data),
+                          reinterpret_cast<float*>(minimal.buf[2].data), size.s, size.s, size.s},
+                         kernel.run, &minimal.call(), be->stream());
+      timed(0, 50, [&](uint64_t) { return loop.plain_case(); });
+      const Rate plain = timed(seconds, 100, [&](uint64_t) { return loop.plain_case(); });
+      Rate graph;
+      if (loop.graph_case()) graph = timed(seconds, 100, [&](uint64_t) { return loop.graph_case(); });
+      fig["ceiling_plain_cases_per_s"] = plain.per_s();
+      fig["ceiling_graph_cases_per_s"] = loop.graphed() ? nlohmann::json(graph.per_s()) : nlohmann::json(nullptr);
+      fig["ratio_to_ceiling"] = gate_rate.per_s() / plain.per_s();
+      if (loop.graphed()) fig["ratio_to_graphed_ceiling"] = gate_rate.per_s() / graph.per_s();
+      ceiling_text += fmt::format(
+          "- {}: the ceiling (device fill, one call, device FP64 reference, bound and comparison, three numbers "
+          "back) runs {:.0f} cases/s plain, {}; the gate path ({}) runs {:.0f} cases/s: {:.3f} of the plain "
+          "ceiling{}\n",
+          size.name, plain.per_s(),
+          loop.graphed() ? fmt::format("{:.0f} as a CUDA graph", graph.per_s()) : "the candidate could not be captured in a graph",
+          fig["gate_path"].get<std::string>(), gate_rate.per_s(), gate_rate.per_s() / plain.per_s(),
+          loop.graphed() ? fmt::format(", {:.3f} of the graphed one", gate_rate.per_s() / graph.per_s()) : "");
+    }
     auto cell = [&](const Rate& r) { return planned ? fmt::format("{:.1f}", r.per_s()) : "–"; };
     table += fmt::format("| {} | {:.1f} | {:.1f} | {:.1f} ({:.2f}) | {} | {} | **{:.2f}** | {} |\n", size.name,
                          bare.per_s(), in.per_s(), wk.per_s(), wk.per_s() / in.per_s(), cell(wk_1), cell(wk_b),
@@ -230,6 +271,24 @@ int main(int argc, char** argv) {
       });
       const int calls = spec.deterministic ? 3 : 2;
       const double core = calls * (1 / cand.per_s() + 1 / ref.per_s());
+      if (kind == BackendKind::cuda) {  // issue #18: against the candidate's calls + one reference at cuBLAS's rate
+        auto& cuda = static_cast<CudaBackend&>(*be);
+        const double dgemm = ceiling::dgemm_reference_seconds(cuda.cublas(), be->stream(), size.s, size.s, size.s,
+                                                              size.s >= 4096 ? 5 : 50);
+        const double target = calls / cand.per_s() + dgemm;
+        fig["candidate_call_s"] = 1 / cand.per_s();
+        fig["assay_reference_call_s"] = 1 / ref.per_s();
+        fig["dgemm_reference_s"] = dgemm;
+        fig["calls_per_case"] = calls;
+        fig["assay_case_s"] = 1 / gate_rate.per_s();
+        fig["overhead"] = (1 / gate_rate.per_s()) / target;
+        ceiling_text += fmt::format(
+            "- {}: an assay case takes {:.3f} ms; {} candidate calls ({:.3f} ms each) and one FP64 reference at "
+            "cuBLAS's rate (two DGEMMs, {:.3f} ms) take {:.3f} ms: overhead {:.2f} (assay's own reference and bound, "
+            "to the host: {:.3f} ms a call)\n",
+            size.name, 1e3 / gate_rate.per_s(), calls, 1e3 / cand.per_s(), 1e3 * dgemm, 1e3 * target,
+            (1 / gate_rate.per_s()) / target, 1e3 / ref.per_s());
+      }
       overhead += fmt::format(
           "- {}: candidate {:.3f} ms, reference (FP64 + bound, to host) {:.3f} ms per call; an assay case makes {} "
           "calls, so its core work is {:.3f} ms; assay in a worker takes {:.3f} ms per case: overhead {:.2f} "
@@ -299,9 +358,40 @@ int main(int argc, char** argv) {
         1e6 / copies_after_harness.per_s(), 1e6 * copies_after_worker_s / n, wait_fill, loop_fill, wait_copies,
         loop_copies);
   }
-  std::string report = table + "\n" + overhead + "\nPer call (microseconds):\n\n" + profile + turns +
+  if (!ceiling_text.empty()) ceiling_text = "\nAgainst the ceiling (issue #18):\n\n" + ceiling_text;
+  std::string report = table + "\n" + overhead + ceiling_text + "\nPer call (microseconds):\n\n" + profile + turns +
                        fmt::format("\nMeasured with {}.\n", build_line());
   std::fputs(report.c_str(), stdout);
   if (!out.empty()) std::ofstream(out) << report;
+  if (!json_out.empty()) {
+    nlohmann::json j;
+    std::string gpu = "host";
+    if (kind == BackendKind::cuda) {
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) gpu = prop.name;
+    }
+    const std::time_t now = std::time(nullptr);
+    char date[16];
+    std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+    j["gpu"] = gpu, j["date"] = date, j["commit"] = build_commit(), j["build"] = build_line();
+    j["kernel"] = spec.name, j["seconds_per_measurement"] = seconds;
+    auto at = [&](const char* size, const char* key) -> nlohmann::json {
+      return figures.contains(size) && figures[size].contains(key) ? figures[size][key] : nlohmann::json(nullptr);
+    };
+    j["tiny_ratio_to_ceiling"] = at("32", "ratio_to_ceiling");
+    j["tiny_ratio_to_graphed_ceiling"] = at("32", "ratio_to_graphed_ceiling");
+    j["medium_overhead"] = at("512", "overhead");
+    j["large_overhead"] = at("4096", "overhead");
+    j["targets"] = {{"tiny_ratio_to_ceiling", ">= 0.40"}, {"medium_overhead", "<= 2.0"}, {"large_overhead", "<= 1.25"}};
+    auto met = [&](const char* key, bool at_least, double limit) -> nlohmann::json {
+      if (!j[key].is_number()) return nullptr;
+      return at_least ? j[key].get<double>() >= limit : j[key].get<double>() <= limit;
+    };
+    j["met"] = {{"tiny_ratio_to_ceiling", met("tiny_ratio_to_ceiling", true, 0.40)},
+                {"medium_overhead", met("medium_overhead", false, 2.0)},
+                {"large_overhead", met("large_overhead", false, 1.25)}};
+    j["figures"] = figures;
+    std::ofstream(json_out) << j.dump(2) << "\n";
+  }
   return 0;
 }

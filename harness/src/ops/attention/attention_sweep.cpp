@@ -10,12 +10,7 @@
 namespace assay::attention {
 namespace {
 
-double buffers(const Case& c, Role role) {
-  double b = 0;
-  for (size_t i = 0; i < c.tensors.size(); ++i)
-    if ((c.tensors[i].role == Role::input) == (role == Role::input)) b += rows::buffer_bytes(c.geom(int(i)));
-  return b;
-}
+using rows::role_bytes;
 
 // Sequence lengths around the tiles kernels use (64, 128) and lengths that
 // are a multiple of no block.
@@ -84,12 +79,12 @@ double case_bytes(const Case& c) {
   // block (o's reference, bound and class; lse's), the guard pages.
   const Sizes z = sizes_of(c);
   const double block = block_rows(z);
-  return 2 * (buffers(c, Role::input) + buffers(c, Role::output)) + buffers(c, Role::output) +
+  return 2 * (role_bytes(c, Role::input) + role_bytes(c, Role::output)) + role_bytes(c, Role::output) +
          24.0 * block * double(z.dv + 1) + 2 * 4096;
 }
 
 double host_bytes(const Case& c, BackendKind backend) {
-  const double in = buffers(c, Role::input), out = buffers(c, Role::output);
+  const double in = role_bytes(c, Role::input), out = role_bytes(c, Role::output);
   const Sizes z = sizes_of(c);
   // The outputs' images, the reference's block arrays and the row scratch.
   double bytes = out + 24.0 * block_rows(z) * double(z.dv + 1) + 24.0 * double(z.sk) + double(16 << 20);

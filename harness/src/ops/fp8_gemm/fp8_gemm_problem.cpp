@@ -146,22 +146,13 @@ Parts plain_parts(const Spec& spec, Sizes z, std::string origin) {
   return p;
 }
 
-Context::Context(const Case& c) : z_(sizes_of(c)) {
-  for (size_t i = 0; i < c.tensors.size(); ++i) tensors_.emplace_back(c.tensors[i].name, c.geom(int(i)));
-}
+Context::Context(const Case& c) : z_(sizes_of(c)), sizes_and_tensors_(case_context(c)) {}
 std::optional<double> Context::variable(std::string_view name) const {
-  if (name == "m") return double(z_.m);
-  if (name == "n") return double(z_.n);
-  if (name == "k") return double(z_.k);
   if (name == "kb") return double(blocks(z_.k));
   if (name == "nb") return double(blocks(z_.n));
-  return std::nullopt;
+  return sizes_and_tensors_->variable(name);
 }
-std::optional<TensorGeom> Context::tensor(std::string_view name) const {
-  for (const auto& [n, g] : tensors_)
-    if (n == name) return g;
-  return std::nullopt;
-}
+std::optional<TensorGeom> Context::tensor(std::string_view name) const { return sizes_and_tensors_->tensor(name); }
 
 std::optional<double> Names::variable(std::string_view n) const {
   for (const char* v : {"m", "n", "k", "kb", "nb"})

@@ -66,7 +66,8 @@ void validate_case(const Case& c);
 // The spec's dtypes, plain layouts.
 Parts plain_parts(const Spec& spec, Sizes z, std::string origin);
 
-// Lets `requires` see m, n, k, kb, nb and the tensors by name.
+// Lets `requires` see m, n, k and the tensors by name (case_context), and
+// kb, nb (the scales' blocks along k and n).
 class Context final : public EvalContext {
  public:
   explicit Context(const Case& c);
@@ -75,7 +76,7 @@ class Context final : public EvalContext {
 
  private:
   Sizes z_;
-  std::vector<std::pair<std::string, TensorGeom>> tensors_;
+  std::unique_ptr<EvalContext> sizes_and_tensors_;
 };
 struct Names final : EvalContext {
   std::optional<double> variable(std::string_view n) const override;

@@ -10,12 +10,7 @@
 namespace assay::fp8_gemm {
 namespace {
 
-double buffers(const Case& c, Role role) {
-  double b = 0;
-  for (size_t i = 0; i < c.tensors.size(); ++i)
-    if ((c.tensors[i].role == Role::input) == (role == Role::input)) b += rows::buffer_bytes(c.geom(int(i)));
-  return b;
-}
+using rows::role_bytes;
 
 // k around the scale block (128) and the MMA's k (32), and lengths that are
 // a multiple of no block.
@@ -88,13 +83,13 @@ double case_bytes(const Case& c) {
   // block of three arrays, the guard pages.
   const Sizes z = sizes_of(c);
   const double mn = double(z.m) * double(z.n);
-  return 2 * (buffers(c, Role::input) + buffers(c, Role::output)) + buffers(c, Role::output) +
+  return 2 * (role_bytes(c, Role::input) + role_bytes(c, Role::output)) + role_bytes(c, Role::output) +
          16.0 * (double(z.m) * double(z.k) + double(z.k) * double(z.n) + mn) +
          24.0 * std::min(mn, double(reference::kReferenceBlockElements)) + 2 * 4096;
 }
 
 double host_bytes(const Case& c, BackendKind backend) {
-  const double in = buffers(c, Role::input), out = buffers(c, Role::output);
+  const double in = role_bytes(c, Role::input), out = role_bytes(c, Role::output);
   const Sizes z = sizes_of(c);
   const double block = double(reference::reference_block_rows(z.m, z.n, z.k));
   // d's image, the reference's block (ref, bound, terms, our bound), the rows' maxima.

@@ -212,6 +212,13 @@ TensorGeom block_geom(const TensorGeom& g, const Shape& s, const RowBlock& b) {
 
 double buffer_bytes(const TensorGeom& g) { return double(g.span()) * dtype_bytes(g.dtype) + 2.0 * 1024 + 8; }
 
+double role_bytes(const Case& c, Role role) {
+  double b = 0;
+  for (size_t i = 0; i < c.tensors.size(); ++i)
+    if ((c.tensors[i].role == Role::input) == (role == Role::input)) b += buffer_bytes(c.geom(int(i)));
+  return b;
+}
+
 double case_bytes(const Case& c, double per_element) {
   double tensors = 0, out = 0;
   for (size_t i = 0; i < c.tensors.size(); ++i) {

@@ -104,6 +104,8 @@ TensorGeom block_geom(const TensorGeom& g, const Shape& s, const RowBlock& b);
 
 // Bytes of one tensor's buffer with its guard zones.
 double buffer_bytes(const TensorGeom& g);
+// The buffers of a case's inputs (Role::input), or of its other tensors.
+double role_bytes(const Case& c, Role role);
 // Device bytes of a case: each tensor live and as handed, plus `per_element`
 // bytes a block element for the reference (e.g. 16: ref and bound in f64).
 double case_bytes(const Case& c, double per_element);
