@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "assay/abi.h"
 #include "core/dtype.h"
 
 using namespace assay;
@@ -361,6 +362,10 @@ TEST_CASE("integer dtypes: names, sizes, exact round trips, saturation", "[dtype
   store_bits(DType::i64, buf, encode(DType::i64, -5.0));
   CHECK(decode(DType::i64, load_bits(DType::i64, buf)) == -5.0);
 }
+
+// The FP8 codes a kernel compares against, under Debian's DLPack 0.6 too.
+static_assert(ASSAY_DL_FLOAT8_E4M3FN == 10 && ASSAY_DL_FLOAT8_E5M2 == 12);
+static_assert(kDLFloat8_e4m3fn == 10 && kDLFloat8_e5m2 == 12);
 
 TEST_CASE("FP8 dtypes: every pattern round-trips, landmarks, rounding and overflow", "[dtype]") {
   CHECK(parse_dtype("e4m3") == DType::e4m3);

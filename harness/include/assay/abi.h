@@ -18,6 +18,10 @@ extern "C" {
  * codes, so a kernel compares against these, which hold for either header. */
 #define ASSAY_DL_FLOAT8_E4M3FN 10
 #define ASSAY_DL_FLOAT8_E5M2 12
+/* And DLPack's own names where dlpack.h predates them (before 1.1). */
+#if !defined(DLPACK_MAJOR_VERSION) || (DLPACK_MAJOR_VERSION == 1 && DLPACK_MINOR_VERSION < 1)
+enum { kDLFloat8_e4m3fn = ASSAY_DL_FLOAT8_E4M3FN, kDLFloat8_e5m2 = ASSAY_DL_FLOAT8_E5M2 };
+#endif
 
 /* Return codes of assay_run. Anything other than these two is an error. */
 #define ASSAY_OK 0
