@@ -75,7 +75,8 @@ for f in families:
     ks = [rows[n] for n in names if family_of(rows[n]) == f]
     ts = totals_of(ks)
     family_totals.append({"family": f, "kernels": len(ks), "totals": ts})
-    cells = [f"{rate(t['caught'], t['planted'])}, {t['false_alarms']}/{t['correct']} false, "
+    cells = ["n/a" if t["planted"] + t["correct"] == 0 else
+             f"{rate(t['caught'], t['planted'])}, {t['false_alarms']}/{t['correct']} false, "
              + (f"{t['median_detect_s']:.2f} s" if t["caught"] else "-") for t in ts]
     md.append(f"| {f} | {len(ks)} | " + " | ".join(cells) + " |")
 note = open(note_file).read()

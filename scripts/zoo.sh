@@ -2,7 +2,7 @@
 # The bug zoo (issue #5): every kernel of every op family's zoo
 # (every folder of generated_kernels/ but needle, hostile and bench, the
 # planted cheats of assay bench) through
-# assay's gate and the three baseline checkers (docs/baselines.md); the table
+# assay's gate and the baseline checkers (docs/baselines.md); the table
 # lands in docs/results/DATE-zoo-BACKEND.{md,json}. Exit 0 when assay caught
 # every planted kernel with no false alarm.
 #

@@ -94,7 +94,8 @@ std::string zoo_family_console(const std::vector<FamilyTotals>& families) {
                      "{}",
                      f.family, f.kernels, rate(a.caught, a.planted), rate(a.false_alarms, a.correct), median_text(a));
     for (size_t j = 1; j < f.checkers.size(); ++j)
-      s += fmt::format("; {} {}", f.checkers[j].checker, rate(f.checkers[j].caught, f.checkers[j].planted));
+      if (f.checkers[j].planted + f.checkers[j].correct > 0)
+        s += fmt::format("; {} {}", f.checkers[j].checker, rate(f.checkers[j].caught, f.checkers[j].planted));
     s += "\n";
   }
   return s;
@@ -156,8 +157,10 @@ std::string zoo_markdown(const std::vector<ZooRow>& rows, const std::vector<Chec
   for (const FamilyTotals& f : zoo_family_totals(rows)) {
     s += fmt::format("| {} | {} |", f.family, f.kernels);
     for (const CheckerTotals& t : f.checkers)
-      s += fmt::format(" {}, {} false, {} |", rate(t.caught, t.planted), rate(t.false_alarms, t.correct),
-                       median_text(t));
+      s += t.planted + t.correct == 0  // the rule judged none of the family's kernels
+               ? std::string(" n/a |")
+               : fmt::format(" {}, {} false, {} |", rate(t.caught, t.planted), rate(t.false_alarms, t.correct),
+                             median_text(t));
     s += "\n";
   }
   s += "\n## First failure per cell\n\n";
