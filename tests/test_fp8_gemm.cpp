@@ -51,7 +51,8 @@ struct Drawn {
     for (size_t i = 0; i < c.tensors.size(); ++i) {
       const TensorGeom g = c.geom(int(i));
       buf.push_back(be->allocate(size_t(std::max<int64_t>(g.span(), 1)) * dtype_bytes(g.dtype)));
-      if (c.tensors[i].role == Role::input) be->fill_tensor(buf.back(), g, recipe_params(c, int(i)), c.seed, uint32_t(i));
+      if (c.tensors[i].role == Role::input)
+        be->fill_tensor(buf.back(), g, default_op("fp8_gemm")->params_for(c, int(i)), c.seed, uint32_t(i));
       else be->fill_pattern(buf.back(), poison_bits(g.dtype), dtype_bytes(g.dtype));
       device.push_back(buf.back().data);
     }

@@ -35,7 +35,7 @@ DrawnOn draw_on(Backend& be, const Op& op, const Case& c) {
     shifted.offset += int64_t(t.back()->guard() / dtype_bytes(g.dtype));
     t.back()->paint_canary();
     if (c.tensors[i].role == Role::input || op.reads_initial(c, int(i)))
-      be.fill_tensor(t.back()->buffer(), shifted, op.recipe_params(c, int(i)), c.seed, uint32_t(i));
+      be.fill_tensor(t.back()->buffer(), shifted, op.params_for(c, int(i)), c.seed, uint32_t(i));
     device.push_back(c.tensors[i].role == Role::output && !op.reads_initial(c, int(i)) ? nullptr : t.back()->data());
   }
   be.synchronize();

@@ -112,7 +112,7 @@ class ShapeData {
       host_out[i] = live_[i]->data_in(outputs[i]);
     }
     std::vector<RecipeParams> drawn(n_);
-    for (size_t i = 0; i < n_; ++i) drawn[i] = op.recipe_params(c_, int(i));
+    for (size_t i = 0; i < n_; ++i) drawn[i] = op.params_for(c_, int(i));
     const std::vector<const std::byte*> device = reference_inputs(k);
     JudgeInput in{c_, device, host_out, drawn, seed_of(k), spec.compute, scale, spec.subnormals, deadline_};
     in.aggregate_precision = true;  // a kernel fast because it silently computes narrower fails here
@@ -127,7 +127,7 @@ class ShapeData {
     TensorGeom g = t.geom();
     g.offset += int64_t(t.guard() / dtype_bytes(g.dtype));  // the fills address whole buffers
     if (is_input(i) || op_.reads_initial(c_, int(i)))
-      be_.fill_tensor(t.buffer(), g, op_.recipe_params(c_, int(i)), seed_of(k), uint32_t(i));
+      be_.fill_tensor(t.buffer(), g, op_.params_for(c_, int(i)), seed_of(k), uint32_t(i));
     else
       be_.fill_constant(t.buffer(), g, poison_bits(c_.tensors[i].dtype));
   }

@@ -124,7 +124,7 @@ class CaseRun {
   int inputs_of(int call) const { return call == 1 ? opt_.first_call_inputs_of : call; }
   uint64_t seed_of(int call) const { return inputs_of(call) == 1 ? c_.seed : mix64(c_.seed ^ 0x5eed0002ull); }
   RecipeParams params(int call, size_t i) const {
-    RecipeParams p = op_.recipe_params(c_, int(i));
+    RecipeParams p = op_.params_for(c_, int(i));
     if (inputs_of(call) >= 3 && int(i) == change_.tensor) p.patch = change_.patch;
     return p;
   }

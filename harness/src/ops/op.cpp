@@ -143,6 +143,12 @@ SparseChange draw_sparse_change(const Case& c, const std::vector<int>& candidate
   return s;
 }
 
+RecipeParams Op::params_for(const Case& c, int tensor) const {
+  RecipeParams p = recipe_params(c, tensor);
+  p.keep = c.tensors[size_t(tensor)].keep;
+  return p;
+}
+
 void check_spec_keys(const Spec& spec, std::initializer_list<std::string_view> op_keys,
                      std::initializer_list<std::string_view> tensors, bool takes_fp8) {
   if (!spec.yaml || !spec.yaml.IsMap()) return;  // a Spec built in code

@@ -131,6 +131,9 @@ class Op {
 
   // ---- values
   virtual RecipeParams recipe_params(const Case& c, int tensor) const = 0;
+  // recipe_params with the case's own cut applied (CaseTensor::keep, which
+  // the shrinker sets on any input): what every fill draws from.
+  RecipeParams params_for(const Case& c, int tensor) const;
   // Whether the kernel must read tensor i's initial value (inout tensors;
   // GEMM's C only when beta != 0). Outputs it must not read are poisoned.
   virtual bool reads_initial(const Case& c, int tensor) const;

@@ -27,11 +27,6 @@ Layout layout_from(uint8_t b, int tensor) {
   return l;
 }
 
-Layout* layout_at(Parts& p, int tensor) {
-  Layout* ls[] = {&p.a, &p.a_scale, &p.b, &p.b_scale, &p.d};
-  return ls[tensor];
-}
-
 // The sizes within the limits: m and n below max_dim, k below 64 max_dim;
 // the work and the tensors' elements within theirs (k halved first, then
 // the larger of m and n).
@@ -58,7 +53,7 @@ Case decode(const uint8_t* data, size_t size, const Spec& spec, const CodecLimit
   std::memcpy(b, data, std::min(size, sizeof b));
   Sizes z{1 + int64_t(b[0] | (b[1] << 8)), 1 + int64_t(b[2] | (b[3] << 8)), 1 + int64_t(b[4] | (b[5] << 8))};
   Parts p = plain_parts(spec, bounded(z, lim), "fuzz");
-  for (int t = 0; t < 5; ++t) *layout_at(p, t) = layout_from(b[6 + t], t);
+  for (int t = 0; t < 5; ++t) layout_at(p, t) = layout_from(b[6 + t], t);
   p.recipe = kRecipes[b[11] % std::size(kRecipes)];
   std::memcpy(&p.seed, b + 12, 8);
   return make_case(p);
@@ -70,7 +65,7 @@ std::vector<uint8_t> encode(const Case& c, const CodecLimits&) {
   std::vector<uint8_t> out(kBytes, 0);
   const int64_t dims[] = {z.m - 1, z.n - 1, z.k - 1};
   for (int i = 0; i < 3; ++i) out[size_t(2 * i)] = uint8_t(dims[i]), out[size_t(2 * i + 1)] = uint8_t(dims[i] >> 8);
-  for (int t = 0; t < 5; ++t) out[size_t(6 + t)] = layout_byte(*layout_at(p, t), t);
+  for (int t = 0; t < 5; ++t) out[size_t(6 + t)] = layout_byte(layout_at(p, t), t);
   out[11] = uint8_t(std::find(std::begin(kRecipes), std::end(kRecipes), p.recipe) - std::begin(kRecipes));
   std::memcpy(out.data() + 12, &p.seed, 8);
   return out;
@@ -92,7 +87,7 @@ Case mutate(const Case& c, uint64_t random, const CodecLimits& lim) {
     case 2: z.k = kDepthEdges[pick(std::size(kDepthEdges))]; break;
     case 3: {
       const int t = int(pick(5));
-      Layout& l = *layout_at(p, t);
+      Layout& l = layout_at(p, t);
       l = pick(2) && !is_data(t) ? Layout{!l.col_major, l.pad, l.offset, 0, false} : layout_from(uint8_t(pick(256)), t);
       break;
     }

@@ -75,10 +75,9 @@ class Fp8GemmOp final : public Op {
     plain.a = plain.a_scale = plain.b = plain.b_scale = plain.d = Layout{};
     out.push_back(make_case(plain));
     for (int t = 0; t < 5; ++t) {
+      if (layout_at(p, t) == Layout{}) continue;
       Parts q = p;
-      Layout* ls[] = {&q.a, &q.a_scale, &q.b, &q.b_scale, &q.d};
-      if (*ls[t] == Layout{}) continue;
-      *ls[t] = Layout{};
+      layout_at(q, t) = Layout{};
       out.push_back(make_case(q));
     }
     return out;
@@ -86,8 +85,7 @@ class Fp8GemmOp final : public Op {
   // col_major: MN-major (the scales' other layout).
   Case with_layout(const Case& c, int tensor, bool col_major, int64_t pad, int64_t offset) const override {
     Parts p = parts_of(c);
-    Layout* ls[] = {&p.a, &p.a_scale, &p.b, &p.b_scale, &p.d};
-    *ls[tensor] = Layout{col_major, pad, offset, 0, false};
+    layout_at(p, tensor) = Layout{col_major, pad, offset, 0, false};
     return make_case(p);
   }
 

@@ -77,17 +77,22 @@ Settings read_settings(const Spec& spec) {
   return s;
 }
 
+Layout& layout_at(Parts& p, int t) {
+  Layout* ls[] = {&p.a, &p.a_scale, &p.b, &p.b_scale, &p.d};
+  return *ls[t];
+}
+const Layout& layout_at(const Parts& p, int t) { return layout_at(const_cast<Parts&>(p), t); }
+
 Case make_case(const Parts& p) {
   const Sizes& z = p.sizes;
   Case c;
   c.op = "fp8_gemm";
   c.sizes = {{"m", z.m}, {"n", z.n}, {"k", z.k}};
   const DType types[] = {p.a_type, DType::f32, p.b_type, DType::f32, p.d_type};
-  const Layout* layouts[] = {&p.a, &p.a_scale, &p.b, &p.b_scale, &p.d};
   for (int i = 0; i < 5; ++i) {
     const auto [rows, cols] = shape_at(z, i);
     c.tensors.push_back(tensor_of(kTensorNames[i], i == D ? Role::output : Role::input, types[i], rows, cols,
-                                  *layouts[i]));
+                                  layout_at(p, i)));
   }
   for (int i = 0; i < 4; ++i) c.tensors[size_t(i)].keep = p.keep[i];
   c.recipe = p.recipe, c.seed = p.seed, c.origin = p.origin;
@@ -109,10 +114,9 @@ Parts parts_of(const Case& c) {
   Parts p;
   p.sizes = z;
   p.a_type = c.tensors[A].dtype, p.b_type = c.tensors[B].dtype, p.d_type = c.tensors[D].dtype;
-  Layout* layouts[] = {&p.a, &p.a_scale, &p.b, &p.b_scale, &p.d};
   for (int i = 0; i < 5; ++i) {
     const auto [rows, cols] = shape_at(z, i);
-    *layouts[i] = layout_of(c.tensors[size_t(i)], rows, cols);
+    layout_at(p, i) = layout_of(c.tensors[size_t(i)], rows, cols);
   }
   p.recipe = c.recipe, p.seed = c.seed, p.origin = c.origin;
   for (int i = 0; i < 4; ++i) p.keep[i] = c.tensors[size_t(i)].keep;

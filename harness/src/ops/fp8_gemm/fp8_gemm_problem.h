@@ -55,6 +55,9 @@ struct Parts {  // everything a case is made of
   std::string origin;
 };
 Case make_case(const Parts& p);
+// Tensor t's layout in p (ABI order: a, a_scale, b, b_scale, d).
+Layout& layout_at(Parts& p, int t);
+const Layout& layout_at(const Parts& p, int t);
 Parts parts_of(const Case& c);  // throws InputError where the case is not fp8_gemm's
 
 // Tensor positions (ABI order).

@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/cuda/cuda_backend.h"
 #include "ops/fp8_gemm/fp8_gemm_reference_cuda.h"
-#include "ops/gemm/gemm_reference_cuda.h"
-#include "ops/gemm/gemm_reference_host.h"
+#include "ops/gemm/gemm_reference.h"
 
 namespace assay::fp8_gemm {
 namespace {
 
-std::vector<double> row_abs_max(Backend& backend, const std::byte* base, const TensorGeom& g) {
+std::vector<double> row_abs_max_host(const std::byte* base, const TensorGeom& g) {
   std::vector<double> out(size_t(g.rows()), 0.0);
-  if (backend.kind() == BackendKind::cuda) {
-    row_abs_max_cuda(backend.stream(), base, g, out.data());
-    return out;
-  }
   const int size = dtype_bytes(g.dtype);
   for (int64_t r = 0; r < g.rows(); ++r)
     for (int64_t c = 0; c < g.cols(); ++c) {
@@ -42,20 +36,19 @@ reference::GemmOperands operands(const Case& c, std::span<const std::byte* const
 
 void gemm_blocks(Backend& backend, const Case& c, std::span<const std::byte* const> device,
                  const reference::RowBlockVisitor& visit) {
-  const reference::GemmOperands op = operands(c, device);
-  if (backend.kind() == BackendKind::cuda) {
-    auto& cuda = static_cast<CudaBackend&>(backend);
-    reference::gemm_cublas(cuda.cublas(), cuda.stream(), op, visit);
-  } else {
-    reference::gemm_eigen(op, visit);
-  }
+  gemm::reference_on(backend, operands(c, device), visit);
 }
 
 }  // namespace
 
 RowMaxima row_maxima(Backend& backend, const Case& c, std::span<const std::byte* const> device) {
-  return RowMaxima{row_abs_max(backend, device[A], c.geom(A)), row_abs_max(backend, device[AS], c.geom(AS)),
-                   row_abs_max(backend, device[B], c.geom(B)), row_abs_max(backend, device[BS], c.geom(BS))};
+  const std::byte* const base[] = {device[A], device[AS], device[B], device[BS]};
+  const TensorGeom g[] = {c.geom(A), c.geom(AS), c.geom(B), c.geom(BS)};
+  std::vector<std::vector<double>> m(4);
+  if (backend.kind() == BackendKind::cuda) row_abs_max_cuda(backend.stream(), base, g, 4, m);
+  else
+    for (int t = 0; t < 4; ++t) m[size_t(t)] = row_abs_max_host(base[t], g[t]);
+  return RowMaxima{std::move(m[0]), std::move(m[1]), std::move(m[2]), std::move(m[3])};
 }
 
 double error_floor(const ErrorModel& e, const RowMaxima& r, int64_t k, int64_t i, int64_t j) {

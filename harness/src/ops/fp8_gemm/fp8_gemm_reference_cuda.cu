@@ -32,17 +32,29 @@ __global__ void row_abs_max_kernel(const std::byte* base, TensorGeom g, double* 
 
 }  // namespace
 
-void row_abs_max_cuda(void* stream_ptr, const std::byte* base, const TensorGeom& g, double* out) {
+void row_abs_max_cuda(void* stream_ptr, const std::byte* const* base, const TensorGeom* g, size_t count,
+                      std::vector<std::vector<double>>& out) {
   auto stream = cudaStream_t(stream_ptr);
-  const int64_t rows = g.rows();
-  if (rows == 0) return;
-  cuda_reference::DeviceArray d(size_t(rows), stream);
-  const unsigned grid = unsigned(rows < 65535 ? rows : 65535);
-  row_abs_max_kernel<<<grid, 256, 0, stream>>>(base, g, d.p);
+  int64_t total = 0;
+  for (size_t t = 0; t < count; ++t) total += g[t].rows();
+  cuda_reference::DeviceArray d(size_t(total), stream);
+  int64_t at = 0;
+  for (size_t t = 0; t < count; ++t) {
+    const int64_t rows = g[t].rows();
+    if (rows > 0) row_abs_max_kernel<<<unsigned(rows < 65535 ? rows : 65535), 256, 0, stream>>>(base[t], g[t], d.p + at);
+    at += rows;
+  }
   cuda_reference::check(cudaGetLastError(), "fp8_gemm reference", "row maxima launch");
-  cuda_reference::check(cudaMemcpyAsync(out, d.p, size_t(rows) * sizeof(double), cudaMemcpyDeviceToHost, stream),
+  std::vector<double> all(static_cast<size_t>(total), 0.0);
+  cuda_reference::check(cudaMemcpyAsync(all.data(), d.p, all.size() * sizeof(double), cudaMemcpyDeviceToHost, stream),
                         "fp8_gemm reference", "row maxima download");
   cuda_reference::check(cudaStreamSynchronize(stream), "fp8_gemm reference", "row maxima sync");
+  out.resize(count);
+  at = 0;
+  for (size_t t = 0; t < count; ++t) {
+    out[t].assign(all.begin() + at, all.begin() + at + g[t].rows());
+    at += g[t].rows();
+  }
 }
 
 }  // namespace assay::fp8_gemm

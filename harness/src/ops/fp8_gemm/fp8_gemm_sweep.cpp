@@ -21,8 +21,7 @@ constexpr int64_t kDepths[] = {1, 2, 31, 64, 100, 127, 128, 129, 255, 256, 257, 
 RecipeParams recipe_params(const Case& c, int tensor) {
   RecipeParams p;
   p.recipe = c.recipe;
-  if (tensor == D) return p;  // the output is poisoned, never drawn
-  p.keep = c.tensors[size_t(tensor)].keep;
+  if (tensor == D) return p;  // the output is poisoned, never drawn (keep: Op::params_for)
   const Sizes z = sizes_of(c);
   if (tensor == A || tensor == B) {
     const DType t = c.tensors[size_t(tensor)].dtype;

@@ -13,7 +13,11 @@ namespace assay::gemm {
 void reference_rows(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b, const std::byte* c0,
                     const reference::RowBlockVisitor& visit) {
   auto t = tensors(c);
-  reference::GemmOperands op{a, t[A], b, t[B], c.beta != 0.0 ? c0 : nullptr, t[C], c.alpha, c.beta};
+  reference_on(backend, reference::GemmOperands{a, t[A], b, t[B], c.beta != 0.0 ? c0 : nullptr, t[C], c.alpha, c.beta},
+               visit);
+}
+
+void reference_on(Backend& backend, const reference::GemmOperands& op, const reference::RowBlockVisitor& visit) {
   if (backend.kind() == BackendKind::cuda) {
     auto& cuda = static_cast<CudaBackend&>(backend);
     reference::gemm_cublas(cuda.cublas(), cuda.stream(), op, visit);

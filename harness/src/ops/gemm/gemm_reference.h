@@ -17,6 +17,11 @@ struct ReferenceResult {
   std::vector<double> ref, bound, terms;  // m*n each, row-major (ops/gemm/gemm_operands.h)
 };
 
+// The reference engine for where the operands live (cuBLAS DGEMM on the
+// cuda backend, Eigen on the host), for any GemmOperands (fp8_gemm's
+// block-scaled ones too).
+void reference_on(Backend& backend, const reference::GemmOperands& op, const reference::RowBlockVisitor& visit);
+
 // a, b, c0 point at the operands' data starts in the backend's memory; c0 is
 // ignored when beta == 0. The result in blocks of rows, in order
 // (reference::reference_block_rows): the host holds one block at a time.
