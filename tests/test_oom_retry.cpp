@@ -268,6 +268,12 @@ class FullDevice final : public Backend {
   void upload(Buffer b, const std::byte* host) override { host_->upload(b, host); }
   void copy(Buffer dst, Buffer src) override { host_->copy(dst, src); }
   std::optional<size_t> first_difference(Buffer x, Buffer y) override { return host_->first_difference(x, y); }
+  void copy_elements(Buffer dst, Buffer src, const TensorGeom& g) override { host_->copy_elements(dst, src, g); }
+  void read(const void* p, size_t bytes, void* h) override { host_->read(p, bytes, h); }
+  CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                       const double* bound, const double* terms, const ClassRefs& classes) override {
+    return host_->compare(tol, g, out, ref, bound, terms, classes);
+  }
   std::string synchronize() override { return host_->synchronize(); }
   std::optional<Buffer> owner_of(const void* p) const override { return host_->owner_of(p); }
   void make_room(double) override {

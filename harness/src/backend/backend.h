@@ -3,6 +3,7 @@
 // interface; cuda and host differ only behind it.
 #pragma once
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "case/values.h"
 #include "core/tensor_geom.h"
+#include "judge/element_check.h"
 #include "spec/spec.h"
 
 namespace assay {
@@ -24,6 +26,11 @@ struct Buffer {  // an allocation in the backend's memory (device or host addres
   int fd = -1;       // host: the memfd behind it, so a worker process can map it too
   uint64_t id = 0;   // cuda: the allocation's id, so a worker maps each one once
 };
+
+// Where a reference hands over its results: in host memory (dumps,
+// baselines, tests), or where the backend's data lives, for judging there
+// (Backend::compare): on cuda no m x n array then crosses to the host.
+enum class ResultsIn { host, backend };
 
 inline constexpr size_t kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
 
@@ -76,6 +83,20 @@ class Backend {
   // Offset of the first byte where two same-sized buffers differ, computed
   // where the data lives (inputs can be many GiB: no download for the check).
   virtual std::optional<size_t> first_difference(Buffer x, Buffer y) = 0;
+  // The elements of g (offsets from the buffers' starts) from src into dst
+  // (the guard check: exec/guarded_tensor.h).
+  virtual void copy_elements(Buffer dst, Buffer src, const TensorGeom& g) = 0;
+  // `bytes` of this backend's memory at p into host memory (reference
+  // scratch and outputs for dumps, and for the ops that judge on the host).
+  virtual void read(const void* p, size_t bytes, void* host) = 0;
+  // An output judged against its reference where the data lives, by
+  // judge/element_check.h's rules (judge/compare.h on the host, a kernel on
+  // cuda): only the counts, maxima and first bad elements come back. Every
+  // pointer in this backend's memory: out at the output's data start
+  // (geometry g); ref, bound, terms (nullable) and each class reference
+  // g.count() doubles, row-major.
+  virtual CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                               const double* bound, const double* terms, const ClassRefs& classes) = 0;
 
   // The allocation that contains p, for sharing it with a worker process;
   // nullopt if p is not inside one of this backend's live buffers.
@@ -94,6 +115,30 @@ class Backend {
   // Waits for all queued work. Returns "" or the error the device reported
   // (for CUDA: the first error, sticky or not, since the last call).
   virtual std::string synchronize() = 0;
+};
+
+// `count` doubles in a backend's memory for one reference call (its blocks'
+// results), released with it.
+class BackendArray {
+ public:
+  BackendArray(Backend& be, size_t count) : be_(be), b_(be.allocate(std::max<size_t>(count, 1) * sizeof(double))) {}
+  ~BackendArray() { be_.release(b_); }
+  BackendArray(const BackendArray&) = delete;
+  BackendArray& operator=(const BackendArray&) = delete;
+  double* data() const { return reinterpret_cast<double*>(b_.data); }
+  // The first `count` in host memory, for `where`: themselves when they are
+  // wanted where the backend's data lives or that is host memory, else
+  // copied into `host`.
+  double* handed(ResultsIn where, size_t count, std::vector<double>& host) const {
+    if (where == ResultsIn::backend || be_.kind() == BackendKind::host) return data();
+    host.resize(count);
+    be_.read(data(), count * sizeof(double), host.data());
+    return host.data();
+  }
+
+ private:
+  Backend& be_;
+  Buffer b_;
 };
 
 // The cuda backend needs a GPU; make_backend throws InfraError without one

@@ -98,23 +98,22 @@ class ShapeData {
     return d;
   }
 
-  // Judges one call's captured outputs (`image`: stride() bytes) as made from
-  // set k, by `op`: the side's own (its spec's claims, e.g. moe_topk's `sorted`).
-  CompareStats judge(const Op& op, int k, const Image& image, const Spec& spec, double scale, std::string& damage) const {
-    std::vector<Image> outputs(n_);
-    std::vector<const std::byte*> host_out(n_, nullptr);
+  // Judges one call's captured outputs (`capture`: stride() bytes of the
+  // backend's memory) as made from set k, where they live, by `op`: the
+  // side's own (its spec's claims, e.g. moe_topk's `sorted`).
+  CompareStats judge(const Op& op, int k, Buffer capture, const Spec& spec, double scale, std::string& damage) const {
+    std::vector<const std::byte*> out(n_, nullptr);
     for (auto [i, at] : output_at_) {
-      const size_t bytes = live_[i]->buffer().bytes;
-      outputs[i].assign(image.begin() + long(at), image.begin() + long(at + bytes));
-      if (auto bad = live_[i]->first_damage(outputs[i]); bad && damage.empty())
+      const Buffer got{capture.data + at, live_[i]->buffer().bytes, -1, capture.id};
+      if (auto bad = live_[i]->first_damage(got); bad && damage.empty())
         damage = fmt::format("{} byte {} outside its elements was overwritten", c_.tensors[i].name,
                              int64_t(*bad) - int64_t(live_[i]->guard()));
-      host_out[i] = live_[i]->data_in(outputs[i]);
+      out[i] = got.data + live_[i]->guard();
     }
     std::vector<RecipeParams> drawn(n_);
     for (size_t i = 0; i < n_; ++i) drawn[i] = op.params_for(c_, int(i));
     const std::vector<const std::byte*> device = reference_inputs(k);
-    JudgeInput in{c_, device, host_out, drawn, seed_of(k), spec.compute, scale, spec.subnormals, deadline_};
+    JudgeInput in{c_, device, out, drawn, seed_of(k), spec.compute, scale, spec.subnormals, deadline_};
     in.aggregate_precision = true;  // a kernel fast because it silently computes narrower fails here
     return op.judge(be_, in);
   }
@@ -213,10 +212,8 @@ class KernelSubject final : public Subject {
     for (int k = 0; k < d.sets(); ++k) {
       BatchTimes t = runner_->time_batch(batch_of(d, 1, false, k));
       if (!status_ok(t, 1, side)) return false;
-      Image image(d.stride());
-      be_.download(slice(capture_, 0, d.stride()), image.data());
       std::string damage;
-      CompareStats s = d.judge(op_, k, image, spec_, scale_, damage);
+      CompareStats s = d.judge(op_, k, slice(capture_, 0, d.stride()), spec_, scale_, damage);
       if (!damage.empty()) return fail(side, "out_of_bounds_write", damage);
       if (Verdict v = verdict_of(s); v != Verdict::pass)
         return fail(side, std::string(name(v)), fmt::format("input set {}: {}", k, describe_bad(s, d.c())));
@@ -296,10 +293,8 @@ class KernelSubject final : public Subject {
       const int k = i % d.sets();
       const Buffer got = slice(capture_, size_t(i) * d.stride(), d.stride());
       if (!be_.first_difference(got, judged_[size_t(k)])) continue;
-      Image image(d.stride());
-      be_.download(got, image.data());
       std::string damage;
-      CompareStats s = d.judge(op_, k, image, spec_, scale_, damage);
+      CompareStats s = d.judge(op_, k, got, spec_, scale_, damage);
       if (!damage.empty()) return fail(side, "out_of_bounds_write", fmt::format("timed call {} of a batch: {}", i + 1, damage));
       if (Verdict v = verdict_of(s); v != Verdict::pass)
         return fail(side, std::string(name(v)),
@@ -350,10 +345,8 @@ class KernelSubject final : public Subject {
         const int set = i % all;
         const Buffer got = slice(capture_, size_t(i) * d.stride(), d.stride());
         if (set < k && !be_.first_difference(got, judged_[size_t(set)])) continue;
-        Image image(d.stride());
-        be_.download(got, image.data());
         std::string damage;
-        CompareStats s = d.judge(op_, set, image, spec_, scale_, damage);
+        CompareStats s = d.judge(op_, set, got, spec_, scale_, damage);
         if (!damage.empty()) return fail(side, "out_of_bounds_write", "the first-sight probe's batch: " + damage);
         if (Verdict v = verdict_of(s); v != Verdict::pass)
           return fail(side, std::string(name(v)), fmt::format("call {} of the first-sight probe's batch (input set {}{}): {}",

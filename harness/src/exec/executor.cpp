@@ -29,7 +29,7 @@ class CaseRun {
       t_[i] = std::make_unique<GuardedTensor>(be, c.geom(int(i)), alloc);
       if (op.reads_initial(c, int(i))) init_[i] = std::make_unique<GuardedTensor>(be, c.geom(int(i)), alloc);
     }
-    out_.resize(n_), previous_.resize(n_), previous_own_.resize(n_);
+    previous_.resize(n_), previous_own_.resize(n_);
     if (planned) {
       for (auto& set : staged_) {
         set.t.resize(n_), set.snapshot.resize(n_);
@@ -168,7 +168,7 @@ class CaseRun {
     // before's outputs stay where the data lives (a device copy), so host
     // memory holds one image of the outputs, however large the case.
     const std::vector<Buffer>* previous = call_ >= 2 && previous_call_ == call_ - 1 ? &previous_ : nullptr;
-    if (!check_call(call_, status, handed, left, out_, previous, call_ == 4)) {
+    if (!check_call(call_, status, handed, left, previous, call_ == 4)) {
       done_ = true;
       return;
     }
@@ -210,14 +210,15 @@ class CaseRun {
   }
 
   // The checks of one candidate call; false when it failed (out filled).
-  // Inputs are compared with their copies as handed, where the data lives
-  // (no download of what may be many GiB); only outputs come back to the host.
+  // Everything is judged where the data lives: inputs against their copies
+  // as handed, guards against the canary, outputs against the reference
+  // (Backend::compare). Only figures and a few elements come to the host,
+  // and whole tensors only for a dump (keep_tensors).
   // `previous`: the outputs of the call before (passed), where the data
   // lives; `repeat`: that call had the same inputs, so the same bits pass
   // again without a second reference.
   bool check_call(int call, const RunStatus& status, const std::vector<Buffer>& handed,
-                  const std::vector<Buffer>& left, std::vector<Image>& after_call,
-                  const std::vector<Buffer>* previous, bool repeat) {
+                  const std::vector<Buffer>& left, const std::vector<Buffer>* previous, bool repeat) {
     CaseOutcome& out = outcome_;
     if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
     if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
@@ -232,29 +233,25 @@ class CaseRun {
       return fail(out, call, Verdict::kernel_error, fmt::format("assay_run returned {}", status.code));
 
     const size_t guard = t_[0]->guard();  // the same for every tensor of a case
-    // Inputs first (ABI order), each compared with its copy as handed where
-    // the data lives; a changed one comes back alone, before any output, so
-    // the host holds one tensor's image at a time.
+    // Inputs first (ABI order), each compared with its copy as handed.
     for (size_t i = 0; i < n_; ++i) {
       if (!is_input(i)) continue;
       std::optional<size_t> changed = be_.first_difference(handed[i], left[i]);
       if (!changed) continue;
-      if (auto why = damage(i, download(left[i]))) return fail(out, call, Verdict::out_of_bounds_write, *why);
+      if (auto why = damage(i, left[i])) return fail(out, call, Verdict::out_of_bounds_write, *why);
       // Handed, the guards and gaps held the canary and still do: the first
       // difference is the first changed element (no second image of the input).
       return fail(out, call, Verdict::input_modified,
                   fmt::format("input {} changed (first at element byte {})", c_.tensors[i].name, *changed - guard));
     }
     for (size_t i = 0; i < n_; ++i)
-      if (!is_input(i)) after_call[i] = download(left[i]);
-    for (size_t i = 0; i < n_; ++i)
       if (!is_input(i))
-        if (auto why = damage(i, after_call[i])) return fail(out, call, Verdict::out_of_bounds_write, *why);
+        if (auto why = damage(i, left[i])) return fail(out, call, Verdict::out_of_bounds_write, *why);
     if (repeat && previous && same_outputs(*previous, left)) return true;
 
     // Only now the reference, from the inputs as handed (checked unchanged
     // above), with initial values redrawn into scratch memory the kernel never saw.
-    std::vector<const std::byte*> device(n_, nullptr), host_out(n_, nullptr);
+    std::vector<const std::byte*> device(n_, nullptr), out_at(n_, nullptr);
     std::vector<RecipeParams> drawn(n_);
     for (size_t i = 0; i < n_; ++i) {
       drawn[i] = params(call, i);
@@ -264,11 +261,11 @@ class CaseRun {
         be_.fill_tensor(init_[i]->buffer(), shifted(i), drawn[i], seed_of(call), uint32_t(i));
         device[i] = init_[i]->data();
       }
-      if (!is_input(i)) host_out[i] = t_[i]->data_in(after_call[i]);
+      if (!is_input(i)) out_at[i] = left[i].data + guard;
     }
     const bool keep = opt_.keep_tensors;  // each judged call's replace the last: the failing call's are what stays
     std::vector<std::vector<double>> ref, bound;
-    JudgeInput in{c_, device, host_out, drawn, seed_of(call), opt_.compute, opt_.tolerance_scale, opt_.subnormals,
+    JudgeInput in{c_, device, out_at, drawn, seed_of(call), opt_.compute, opt_.tolerance_scale, opt_.subnormals,
                   opt_.deadline, keep ? &ref : nullptr, keep ? &bound : nullptr};
     out.stats = op_.judge(be_, in);
     if (keep) {
@@ -276,19 +273,20 @@ class CaseRun {
       kept.before.resize(n_), kept.after.resize(n_);
       for (size_t i = 0; i < n_; ++i) {
         kept.before[i] = download(is_input(i) ? left[i] : handed[i]);  // inputs: unchanged, as checked above
-        if (!is_input(i)) kept.after[i] = after_call[i];
+        if (!is_input(i)) kept.after[i] = download(left[i]);
       }
       kept.ref = std::move(ref), kept.bound = std::move(bound), kept.data_start = guard;
       out.tensors = std::move(kept);
     }
     Verdict v = verdict_of(out.stats);
     if (v == Verdict::pass) return true;
-    if (previous) v = classify_repeat(v, out.stats, handed, after_call, *previous);
+    if (previous) v = classify_repeat(v, out.stats, handed, left, *previous);
     return fail(out, call, v, summary(out.stats));
   }
 
-  // A byte outside tensor i's elements (guards, gaps) that no longer holds the canary.
-  std::optional<std::string> damage(size_t i, const Image& after) const {
+  // A byte outside tensor i's elements (guards, gaps) that no longer holds
+  // the canary, in `after` (tensor i as a call left it).
+  std::optional<std::string> damage(size_t i, Buffer after) {
     const size_t guard = t_[i]->guard();
     auto at = t_[i]->first_damage(after);
     if (!at) return std::nullopt;
@@ -314,23 +312,24 @@ class CaseRun {
 
   // A later call that fails where an earlier one passed: did it leave the
   // outputs as it found them (stale), or write an earlier answer (cached)?
-  // Only the first bad elements are read back from what it was handed and
-  // from the call before's outputs.
+  // Only the first bad elements are read back from what it was handed, what
+  // it left and the call before's outputs.
   Verdict classify_repeat(Verdict v, const CompareStats& s, const std::vector<Buffer>& handed,
-                          const std::vector<Image>& after, const std::vector<Buffer>& previous) {
+                          const std::vector<Buffer>& left, const std::vector<Buffer>& previous) {
     if (s.first_bad.empty()) return v;
     int same_as_before = 0, same_as_previous = 0;
     for (auto& e : s.first_bad) {
       const size_t i = size_t(e.tensor);
-      if (i >= n_ || !previous[i].data || after[i].empty()) return v;
+      if (i >= n_ || !previous[i].data || is_input(i)) return v;
       const TensorGeom& g = t_[i]->geom();
       const int size = dtype_bytes(g.dtype);
       const size_t at = t_[i]->guard() + size_t(g.index(e.row, e.col)) * size;
-      std::byte was[16], kept[16];
+      std::byte now[16], was[16], kept[16];
+      be_.download_range(left[i], at, size_t(size), now);
       be_.download_range(handed[i], at, size_t(size), was);
       be_.download_range(previous[i], at, size_t(size), kept);
-      same_as_before += std::equal(after[i].begin() + at, after[i].begin() + at + size, was);
-      same_as_previous += std::equal(after[i].begin() + at, after[i].begin() + at + size, kept);
+      same_as_before += std::equal(now, now + size, was);
+      same_as_previous += std::equal(now, now + size, kept);
     }
     const int n = int(s.first_bad.size());
     if (same_as_previous == n) return Verdict::cached_result;
@@ -359,7 +358,6 @@ class CaseRun {
   SparseChange change_;  // call 3's edit of call 2's inputs
   int call_ = 0;         // the call set up (one at a time) or judged (planned) last (1..4)
   bool done_ = false;    // a call failed: the case is decided
-  std::vector<Image> out_;             // this call's outputs, downloaded to be judged (inputs: empty)
   std::vector<Buffer> previous_;       // the call before's outputs, where the data lives (see keep_previous)
   std::vector<Buffer> previous_own_;   // one at a time: the device copies previous_ points at
   int previous_call_ = 0;              // which call previous_ holds (0: none)

@@ -33,20 +33,18 @@ class GuardedTensor {
   std::vector<std::byte> download() const;              // whole buffer, host copy
   // Data start inside a host image from download().
   const std::byte* data_in(const std::vector<std::byte>& image) const { return image.data() + guard_; }
-  // First byte (offset into the image) outside the elements that differs from
-  // the canary, if any.
-  std::optional<size_t> first_damage(const std::vector<std::byte>& image) const;
-  // First byte inside the elements that differs between two images.
-  std::optional<size_t> first_element_change(const std::vector<std::byte>& before,
-                                             const std::vector<std::byte>& after) const;
+  // First byte of b (this buffer, or one of its size laid out as it is: a
+  // snapshot, a capture) outside the elements that no longer holds the
+  // canary, if any. Computed where the data lives: b is compared with the
+  // canary with b's elements copied in, so no image comes to the host.
+  std::optional<size_t> first_damage(Buffer b);
 
  private:
-  // Calls f(begin, end) for each byte range of the image that holds elements.
-  template <class F> void for_each_element_run(F&& f) const;
   Backend& backend_;
   TensorGeom geom_;
   size_t guard_;
   Buffer buffer_;
+  Buffer expected_;  // first_damage's scratch, made at its first use
 };
 
 }  // namespace assay

@@ -125,6 +125,17 @@ SparseChange Op::sparse_change(const Case& c) const {
   return draw_sparse_change(c, candidates);
 }
 
+std::vector<std::byte> output_on_host(Backend& backend, const JudgeInput& in, int tensor) {
+  const TensorGeom g = in.c.geom(tensor);
+  std::vector<std::byte> image(size_t(std::max<int64_t>(g.span(), 1)) * size_t(dtype_bytes(g.dtype)));
+  backend.read(in.out[size_t(tensor)], size_t(g.span()) * size_t(dtype_bytes(g.dtype)), image.data());
+  return image;
+}
+
+void read_doubles(Backend& backend, const double* at, size_t count, double* host) {
+  backend.read(at, count * sizeof(double), host);
+}
+
 SparseChange draw_sparse_change(const Case& c, const std::vector<int>& candidates) {
   SparseChange s;
   if (candidates.empty()) return s;

@@ -57,9 +57,11 @@ struct JudgeInput {
   // redrawn into scratch the kernel never saw; nullptr for pure outputs and
   // for initial values the kernel must not read (Op::reads_initial).
   std::span<const std::byte* const> device;
-  // Per tensor, where its data starts in host memory as the call left it
-  // (outputs and inout tensors; nullptr for inputs).
-  std::span<const std::byte* const> host_out;
+  // Per tensor, where its data starts in the backend's memory as the call
+  // left it (outputs and inout tensors; nullptr for inputs). Judged where it
+  // lives (Backend::compare); an op that judges on the host copies it there
+  // (output_on_host).
+  std::span<const std::byte* const> out;
   std::span<const RecipeParams> params;  // each tensor's draw for this call
   uint64_t seed = 0;                     // ... from this seed
   Compute compute = Compute::f32;
@@ -197,6 +199,12 @@ std::string_view default_op_name();
 // The case's sizes and scalars as variables, its tensors by name (what
 // Op::context gives unless an op says otherwise).
 std::unique_ptr<EvalContext> case_context(const Case& c);
+// Output `tensor` of a judged call copied to host memory, for an op whose
+// judge runs on the host (an order-dependent rule, a user's reference):
+// its span's bytes, the data start at the front.
+std::vector<std::byte> output_on_host(Backend& backend, const JudgeInput& in, int tensor);
+// A backend array of doubles (a reference block) copied into `host`.
+void read_doubles(Backend& backend, const double* at, size_t count, double* host);
 // The sparse change drawn from the case's seed among `candidates` (tensor
 // indices): one element, one row, or 2..8 scattered elements of one of them.
 SparseChange draw_sparse_change(const Case& c, const std::vector<int>& candidates);

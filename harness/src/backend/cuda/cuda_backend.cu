@@ -243,6 +243,15 @@ __global__ void constant_kernel(std::byte* data, TensorGeom g, uint64_t bits) {
     store_bits(g.dtype, data + g.index(i / g.cols(), i % g.cols()) * size, bits);
 }
 
+__global__ void copy_elements_kernel(std::byte* dst, const std::byte* src, TensorGeom g) {
+  const int size = dtype_bytes(g.dtype);
+  const int64_t n = g.count();
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t at = g.index(i / g.cols(), i % g.cols()) * size;
+    store_bits(g.dtype, dst + at, load_bits(g.dtype, src + at));
+  }
+}
+
 __global__ void difference_kernel(const std::byte* x, const std::byte* y, size_t bytes,
                                   unsigned long long* first) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < bytes; i += size_t(gridDim.x) * blockDim.x)
@@ -254,7 +263,7 @@ __global__ void difference_kernel(const std::byte* x, const std::byte* y, size_t
 std::optional<size_t> CudaBackend::first_difference(Buffer x, Buffer y) {
   const unsigned long long none = ~0ull;
   auto s = cudaStream_t(stream_);
-  check_cuda(cudaMemcpyAsync(diff_index_, &none, sizeof none, cudaMemcpyHostToDevice, s), "first_difference");
+  check_cuda(cudaMemsetAsync(diff_index_, 0xff, sizeof none, s), "first_difference");  // none
   difference_kernel<<<blocks_for(int64_t(x.bytes)), kThreads, 0, s>>>(x.data, y.data, x.bytes, diff_index_);
   check_cuda(cudaGetLastError(), "first_difference launch");
   unsigned long long first = none;
@@ -280,6 +289,23 @@ void CudaBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
   if (g.count() == 0) return;
   constant_kernel<<<blocks_for(g.count()), kThreads, 0, cudaStream_t(stream_)>>>(b.data, g, bits);
   check_cuda(cudaGetLastError(), "fill_constant launch");
+}
+
+void CudaBackend::copy_elements(Buffer dst, Buffer src, const TensorGeom& g) {
+  if (g.count() == 0) return;
+  copy_elements_kernel<<<blocks_for(g.count()), kThreads, 0, cudaStream_t(stream_)>>>(dst.data, src.data, g);
+  check_cuda(cudaGetLastError(), "copy_elements launch");
+}
+
+void CudaBackend::read(const void* p, size_t bytes, void* host) {
+  if (!bytes) return;
+  check_cuda(cudaMemcpyAsync(host, p, bytes, cudaMemcpyDeviceToHost, cudaStream_t(stream_)), "read");
+  check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "read sync");
+}
+
+CompareStats CudaBackend::compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                                  const double* bound, const double* terms, const ClassRefs& classes) {
+  return comparer_.compare(stream_, tol, g, out, ref, bound, terms, classes);
 }
 
 void CudaBackend::download(Buffer b, std::byte* host) {

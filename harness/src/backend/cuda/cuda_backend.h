@@ -8,6 +8,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/block_cache.h"
+#include "backend/cuda/device_compare.h"
 #include "backend/cuda/device_share.h"
 
 struct cublasContext;
@@ -39,6 +40,10 @@ class CudaBackend final : public Backend {
   void upload(Buffer b, const std::byte* host) override;
   void copy(Buffer dst, Buffer src) override;
   std::optional<size_t> first_difference(Buffer x, Buffer y) override;
+  void copy_elements(Buffer dst, Buffer src, const TensorGeom& g) override;
+  void read(const void* p, size_t bytes, void* host) override;
+  CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                       const double* bound, const double* terms, const ClassRefs& classes) override;
   std::string synchronize() override;
   std::optional<Buffer> owner_of(const void* p) const override;
   bool ipc_handle(const Buffer& b, unsigned char (&handle)[kIpcHandleBytes]) override;
@@ -61,6 +66,7 @@ class CudaBackend final : public Backend {
   std::map<int, UnmapHook> unmap_hooks_;  // one per worker that maps this backend's blocks
   int last_hook_ = 0;
   std::unique_ptr<BlockCache> blocks_;
+  cuda_judge::Comparer comparer_;
   std::set<std::byte*> exact_;  // allocate_exact's: each its own cudaMalloc, freed on release
   std::map<uint64_t, std::array<unsigned char, kIpcHandleBytes>> ipc_handles_;  // by block id
 };

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "judge/compare.h"
 
 namespace assay {
 
@@ -108,6 +109,24 @@ std::optional<size_t> HostBackend::first_difference(Buffer x, Buffer y) {
   size_t i = 0;
   while (x.data[i] == y.data[i]) ++i;
   return i;
+}
+
+void HostBackend::copy_elements(Buffer dst, Buffer src, const TensorGeom& g) {
+  const int size = dtype_bytes(g.dtype);
+  for (int64_t r = 0; r < g.rows(); ++r)
+    for (int64_t c = 0; c < g.cols(); ++c) {
+      const int64_t at = g.index(r, c) * size;
+      std::memcpy(dst.data + at, src.data + at, size_t(size));
+    }
+}
+
+void HostBackend::read(const void* p, size_t bytes, void* host) {
+  if (bytes) std::memcpy(host, p, bytes);
+}
+
+CompareStats HostBackend::compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                                  const double* bound, const double* terms, const ClassRefs& classes) {
+  return assay::compare(tol, g, out, ref, bound, terms, std::span<const double* const>(classes.ref, size_t(classes.count)));
 }
 
 }  // namespace assay

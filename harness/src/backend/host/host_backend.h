@@ -26,6 +26,10 @@ class HostBackend final : public Backend {
   void upload(Buffer b, const std::byte* host) override;
   void copy(Buffer dst, Buffer src) override;
   std::optional<size_t> first_difference(Buffer x, Buffer y) override;
+  void copy_elements(Buffer dst, Buffer src, const TensorGeom& g) override;
+  void read(const void* p, size_t bytes, void* host) override;
+  CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                       const double* bound, const double* terms, const ClassRefs& classes) override;
   std::string synchronize() override { return {}; }
   std::optional<Buffer> owner_of(const void* p) const override;
 

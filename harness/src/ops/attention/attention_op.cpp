@@ -61,7 +61,7 @@ class AttentionOp final : public Op {
     return reference_arrays(backend, c, device, model_of(s_, Compute::f64));
   }
   CompareStats judge(Backend& backend, const JudgeInput& in) const override {
-    return compare_case(backend, in.c, in.device, in.host_out, model_of(s_, in.compute),
+    return compare_case(backend, in.c, in.device, in.out, model_of(s_, in.compute),
                         tolerances(in.c, in.scale, in.subnormals), in.deadline, in.keep_ref, in.keep_bound);
   }
 

@@ -1,5 +1,7 @@
 #include "ops/attention/attention_reference.h"
 
+#include "ops/op.h"
+
 #include <algorithm>
 
 namespace assay::attention {
@@ -85,19 +87,34 @@ void reference_host(const Problem& p, const std::byte* q, const std::byte* k, co
 }
 
 void reference_blocks(Backend& backend, const Case& c, std::span<const std::byte* const> device, const Model& m,
-                      const BlockVisitor& visit) {
+                      const BlockVisitor& visit, ResultsIn where) {
   const Problem p = problem_of(c);
   const Sizes z = sizes_of(c);
-  BlockAnswer a;
-  for (const HeadBlock& blk : head_blocks(z)) {
-    const size_t rows = size_t(blk.rows(p.sq));
-    for (auto* v : {&a.o, &a.o_bound, &a.o_alt}) v->assign(rows * size_t(p.dv), 0.0);
-    for (auto* v : {&a.lse, &a.lse_bound, &a.lse_alt}) v->assign(rows, 0.0);
-    if (backend.kind() == BackendKind::cuda)
-      reference_cuda(backend.stream(), p, device[Q], device[K], device[V], m, blk, a);
-    else
+  const std::vector<HeadBlock> blocks = head_blocks(z);
+  BlockAnswer a;  // host memory
+  if (backend.kind() != BackendKind::cuda) {
+    for (const HeadBlock& blk : blocks) {
+      const size_t rows = size_t(blk.rows(p.sq));
+      for (auto* v : {&a.o, &a.o_bound, &a.o_alt}) v->assign(rows * size_t(p.dv), 0.0);
+      for (auto* v : {&a.lse, &a.lse_bound, &a.lse_alt}) v->assign(rows, 0.0);
       reference_host(p, device[Q], device[K], device[V], m, blk, a);
-    visit(blk, a);
+      visit(blk, AnswerArrays{a.o.data(), a.o_bound.data(), a.o_alt.data(), a.lse.data(), a.lse_bound.data(),
+                              a.lse_alt.data()});
+    }
+    return;
+  }
+  size_t most = 0;
+  for (const HeadBlock& blk : blocks) most = std::max(most, size_t(blk.rows(p.sq)));
+  const size_t per_o = most * size_t(std::max<int64_t>(p.dv, 1));
+  BackendArray o(backend, per_o), ob(backend, per_o), oa(backend, per_o), l(backend, most), lb(backend, most),
+      la(backend, most);
+  for (const HeadBlock& blk : blocks) {
+    const AnswerArrays dev{o.data(), ob.data(), oa.data(), l.data(), lb.data(), la.data()};
+    reference_cuda(backend.stream(), p, device[Q], device[K], device[V], m, blk, dev);
+    const size_t rows = size_t(blk.rows(p.sq)), count = rows * size_t(p.dv);
+    visit(blk, AnswerArrays{o.handed(where, count, a.o), ob.handed(where, count, a.o_bound),
+                            oa.handed(where, count, a.o_alt), l.handed(where, rows, a.lse),
+                            lb.handed(where, rows, a.lse_bound), la.handed(where, rows, a.lse_alt)});
   }
 }
 
@@ -108,16 +125,16 @@ std::vector<std::vector<double>> reference_arrays(Backend& backend, const Case& 
   std::vector<std::vector<double>> ref(c.tensors.size());
   ref[O].assign(size_t(z.b * z.hq * z.sq * z.dv), 0.0);
   if (lse) ref[LSE].assign(size_t(z.b * z.hq * z.sq), 0.0);
-  reference_blocks(backend, c, device, m, [&](const HeadBlock& blk, const BlockAnswer& a) {
-    const size_t head0 = size_t(blk.z0 * z.hq + blk.h0);
-    std::copy(a.o.begin(), a.o.end(), ref[O].begin() + long(head0 * size_t(z.sq * z.dv)));
-    if (lse) std::copy(a.lse.begin(), a.lse.end(), ref[LSE].begin() + long(head0 * size_t(z.sq)));
+  reference_blocks(backend, c, device, m, [&](const HeadBlock& blk, const AnswerArrays& a) {
+    const size_t head0 = size_t(blk.z0 * z.hq + blk.h0), rows = size_t(blk.rows(z.sq));
+    std::copy(a.o, a.o + rows * size_t(z.dv), ref[O].begin() + long(head0 * size_t(z.sq * z.dv)));
+    if (lse) std::copy(a.lse, a.lse + rows, ref[LSE].begin() + long(head0 * size_t(z.sq)));
   });
   return ref;
 }
 
 CompareStats compare_case(Backend& backend, const Case& c, std::span<const std::byte* const> device,
-                          std::span<const std::byte* const> host_out, const Model& m, const Tolerances& tol,
+                          std::span<const std::byte* const> out, const Model& m, const Tolerances& tol,
                           const Deadline& deadline, std::vector<std::vector<double>>* keep_ref,
                           std::vector<std::vector<double>>* keep_bound) {
   const Sizes z = sizes_of(c);
@@ -129,31 +146,29 @@ CompareStats compare_case(Backend& backend, const Case& c, std::span<const std::
     if (lse) (*keep_ref)[LSE].assign(size_t(z.b * z.hq * z.sq), 0.0), (*keep_bound)[LSE] = (*keep_ref)[LSE];
   }
   bool first = true;
-  reference_blocks(backend, c, device, m, [&](const HeadBlock& blk, const BlockAnswer& a) {
+  reference_blocks(backend, c, device, m, [&](const HeadBlock& blk, const AnswerArrays& a) {
     if (!first && deadline.passed()) throw DeadlineReached("the comparison was still running at the deadline");
     first = false;
     const int64_t head0 = blk.z0 * z.hq + blk.h0;  // the block's first head, in matrix-view rows of lse
-    const double* o_alt = a.o_alt.data();
-    accumulate(o_total,
-               compare(tol.o, block_geom(c.geom(O), blk), host_out[O], a.o.data(), a.o_bound.data(), nullptr, {&o_alt, 1}),
+    const size_t rows = size_t(blk.rows(z.sq)), count = rows * size_t(z.dv);
+    ClassRefs o_alt, l_alt;
+    o_alt.ref[o_alt.count++] = a.o_alt, l_alt.ref[l_alt.count++] = a.lse_alt;
+    accumulate(o_total, backend.compare(tol.o, block_geom(c.geom(O), blk), out[O], a.o, a.o_bound, nullptr, o_alt),
                head0 * z.sq);
-    if (lse) {
-      const double* l_alt = a.lse_alt.data();
+    if (lse)
       accumulate(lse_total,
-                 compare(tol.lse, block_geom(c.geom(LSE), blk), host_out[LSE], a.lse.data(), a.lse_bound.data(),
-                         nullptr, {&l_alt, 1}),
+                 backend.compare(tol.lse, block_geom(c.geom(LSE), blk), out[LSE], a.lse, a.lse_bound, nullptr, l_alt),
                  head0);
-    }
     if (keep_ref) {
       const size_t o0 = size_t(head0 * z.sq * z.dv), l0 = size_t(head0 * z.sq);
-      std::copy(a.o.begin(), a.o.end(), (*keep_ref)[O].begin() + o0);
-      std::copy(a.o_bound.begin(), a.o_bound.end(), (*keep_bound)[O].begin() + o0);
+      read_doubles(backend, a.o, count, (*keep_ref)[O].data() + o0);
+      read_doubles(backend, a.o_bound, count, (*keep_bound)[O].data() + o0);
       if (lse) {
-        std::copy(a.lse.begin(), a.lse.end(), (*keep_ref)[LSE].begin() + l0);
-        std::copy(a.lse_bound.begin(), a.lse_bound.end(), (*keep_bound)[LSE].begin() + l0);
+        read_doubles(backend, a.lse, rows, (*keep_ref)[LSE].data() + l0);
+        read_doubles(backend, a.lse_bound, rows, (*keep_bound)[LSE].data() + l0);
       }
     }
-  });
+  }, ResultsIn::backend);
   for (BadElement& b : o_total.first_bad) b.tensor = O;
   for (BadElement& b : lse_total.first_bad) b.tensor = LSE;
   accumulate(o_total, lse_total, 0);

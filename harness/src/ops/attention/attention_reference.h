@@ -26,10 +26,12 @@ void reference_host(const Problem& p, const std::byte* q, const std::byte* k, co
 
 Problem problem_of(const Case& c);
 
-using BlockVisitor = std::function<void(const HeadBlock& blk, const BlockAnswer& a)>;
-// device: the case's tensors' data starts in the backend's memory.
+// a's o arrays hold rows x dv doubles, its lse arrays rows (blk.rows(sq)).
+using BlockVisitor = std::function<void(const HeadBlock& blk, const AnswerArrays& a)>;
+// device: the case's tensors' data starts in the backend's memory; the
+// arrays handed over where `where` says.
 void reference_blocks(Backend& backend, const Case& c, std::span<const std::byte* const> device, const Model& m,
-                      const BlockVisitor& visit);
+                      const BlockVisitor& visit, ResultsIn where = ResultsIn::host);
 
 // The whole FP64 answer, per tensor (inputs empty): o and lse in their
 // matrix views, row-major.
@@ -39,11 +41,12 @@ std::vector<std::vector<double>> reference_arrays(Backend& backend, const Case& 
 struct Tolerances {
   Tolerance o, lse;
 };
-// o (and lse) in host memory against the reference; between blocks (never
+// o (and lse) in the backend's memory against the reference, judged there
+// (Backend::compare); between blocks (never
 // before the first) throws DeadlineReached once `deadline` passed. keep_ref /
 // keep_bound, if given, receive each tensor's whole arrays (inputs: empty).
 CompareStats compare_case(Backend& backend, const Case& c, std::span<const std::byte* const> device,
-                          std::span<const std::byte* const> host_out, const Model& m, const Tolerances& tol,
+                          std::span<const std::byte* const> out, const Model& m, const Tolerances& tol,
                           const Deadline& deadline, std::vector<std::vector<double>>* keep_ref,
                           std::vector<std::vector<double>>* keep_bound);
 

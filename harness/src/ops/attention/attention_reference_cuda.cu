@@ -16,7 +16,6 @@ constexpr int kThreads = 128;
 constexpr unsigned kMaxBlocks = 65535;
 constexpr int kCols = int(kMaxHeadDim + kThreads - 1) / kThreads;  // output columns a thread owns
 
-using cuda_reference::DeviceArray;
 
 void check(cudaError_t err, const char* what) { cuda_reference::check(err, "attention reference", what); }
 
@@ -33,12 +32,8 @@ __device__ T block_reduce(T v, T* shared) {
   return out;
 }
 
-struct Out {
-  double *o, *o_bound, *o_alt, *lse, *lse_bound, *lse_alt;
-};
-
 __global__ void reference_kernel(Problem p, const std::byte* q, const std::byte* k, const std::byte* v, Model m,
-                                 HeadBlock blk, Out out) {
+                                 HeadBlock blk, AnswerArrays out) {
   __shared__ double qrow[kMaxHeadDim];
   __shared__ softmax::RowMax max_part[kThreads];
   __shared__ softmax::RowSum sum_part[kThreads];
@@ -90,22 +85,13 @@ __global__ void reference_kernel(Problem p, const std::byte* q, const std::byte*
 }  // namespace
 
 void reference_cuda(void* stream_ptr, const Problem& p, const std::byte* q, const std::byte* k, const std::byte* v,
-                    const Model& m, const HeadBlock& blk, BlockAnswer& a) {
+                    const Model& m, const HeadBlock& blk, const AnswerArrays& a) {
   auto stream = cudaStream_t(stream_ptr);
-  const int64_t rows = blk.rows(p.sq), count = rows * p.dv;
+  const int64_t rows = blk.rows(p.sq);
   if (rows == 0) return;
-  DeviceArray o(size_t(count), stream), ob(size_t(count), stream), oa(size_t(count), stream);
-  DeviceArray l(size_t(rows), stream), lb(size_t(rows), stream), la(size_t(rows), stream);
   const unsigned blocks = unsigned(rows < int64_t(kMaxBlocks) ? rows : int64_t(kMaxBlocks));
-  reference_kernel<<<blocks, kThreads, 0, stream>>>(p, q, k, v, m, blk, Out{o.p, ob.p, oa.p, l.p, lb.p, la.p});
+  reference_kernel<<<blocks, kThreads, 0, stream>>>(p, q, k, v, m, blk, a);
   check(cudaGetLastError(), "launch");
-  auto down = [&](std::vector<double>& host, const DeviceArray& dev, int64_t n) {
-    check(cudaMemcpyAsync(host.data(), dev.p, size_t(n) * sizeof(double), cudaMemcpyDeviceToHost, stream),
-          "download");
-  };
-  down(a.o, o, count), down(a.o_bound, ob, count), down(a.o_alt, oa, count);
-  down(a.lse, l, rows), down(a.lse_bound, lb, rows), down(a.lse_alt, la, rows);
-  check(cudaStreamSynchronize(stream), "sync");
 }
 
 }  // namespace assay::attention

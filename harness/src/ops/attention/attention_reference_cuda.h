@@ -21,9 +21,12 @@ struct HeadBlock {
 struct BlockAnswer {
   std::vector<double> o, o_bound, o_alt, lse, lse_bound, lse_alt;
 };
-// On `stream`; returns when the arrays are on the host. Throws InfraError on
-// a CUDA failure, OutOfMemory when the device has no room for the scratch.
+// The same arrays wherever they live (host, or the device for judging there).
+struct AnswerArrays {
+  double *o, *o_bound, *o_alt, *lse, *lse_bound, *lse_alt;
+};
+// Into device arrays, queued on `stream`. Throws InfraError on a CUDA failure.
 void reference_cuda(void* stream, const Problem& p, const std::byte* q, const std::byte* k, const std::byte* v,
-                    const Model& m, const HeadBlock& blk, BlockAnswer& out);
+                    const Model& m, const HeadBlock& blk, const AnswerArrays& out);
 
 }  // namespace assay::attention

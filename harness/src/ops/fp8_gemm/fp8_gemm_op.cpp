@@ -58,7 +58,7 @@ class Fp8GemmOp final : public Op {
   }
   CompareStats judge(Backend& backend, const JudgeInput& in) const override {
     const ErrorModel e = error_model(s_, sizes_of(in.c).k, in.subnormals);
-    return compare_case(backend, in.c, in.device, in.host_out, e, tolerance(in.c, e, in.scale), in.deadline,
+    return compare_case(backend, in.c, in.device, in.out, e, tolerance(in.c, e, in.scale), in.deadline,
                         in.keep_ref, in.keep_bound);
   }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/fp8_gemm/fp8_gemm_reference_cuda.h"
+#include "ops/op.h"
 #include "ops/gemm/gemm_reference.h"
 
 namespace assay::fp8_gemm {
@@ -35,8 +36,8 @@ reference::GemmOperands operands(const Case& c, std::span<const std::byte* const
 }
 
 void gemm_blocks(Backend& backend, const Case& c, std::span<const std::byte* const> device,
-                 const reference::RowBlockVisitor& visit) {
-  gemm::reference_on(backend, operands(c, device), visit);
+                 const reference::RowBlockVisitor& visit, ResultsIn where = ResultsIn::host) {
+  gemm::reference_on(backend, operands(c, device), visit, where);
 }
 
 }  // namespace
@@ -52,30 +53,30 @@ RowMaxima row_maxima(Backend& backend, const Case& c, std::span<const std::byte*
 }
 
 double error_floor(const ErrorModel& e, const RowMaxima& r, int64_t k, int64_t i, int64_t j) {
-  // A kernel may round in f32 the scales' product (sa sb), a block's partial
-  // sum times one scale and then the other, or each dequantized value (a sa,
-  // b sb) and their product; each of these below f32's normal range loses up
-  // to floor_unit, once per block or per product. In the rows' largest
-  // values: (k + 127) (1 + |a||b| + |sa| + |sb| + |a||sa| + |b||sb|).
-  const double a = r.a[size_t(i)], sa = r.a_scale[size_t(i)];
-  const double b = r.b[size_t(j)], sb = r.b_scale[size_t(j / kScaleBlock)];
-  return e.floor_unit * double(k + kScaleBlock - 1) * (1 + a * b + sa + sb + a * sa + b * sb);
+  return floor_of(e, k, r.a[size_t(i)], r.a_scale[size_t(i)], r.b[size_t(j)], r.b_scale[size_t(j / kScaleBlock)]);
 }
 
 void reference_blocks(Backend& backend, const Case& c, std::span<const std::byte* const> device,
-                      const ErrorModel& e, const BlockVisitor& visit) {
+                      const ErrorModel& e, const BlockVisitor& visit, ResultsIn where) {
+  static_assert(kFloorBlock == kScaleBlock);
   const Sizes z = sizes_of(c);
   const RowMaxima rm = row_maxima(backend, c, device);
-  std::vector<double> bound;
+  const bool on_device = backend.kind() == BackendKind::cuda && where == ResultsIn::backend;
+  // The bound finished in place, where the block lives.
   gemm_blocks(backend, c, device, [&](int64_t row0, int64_t rows, const reference::GemmResult& blk) {
-    bound.resize(size_t(rows * z.n));
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < z.n; ++j) {
-        const size_t at = size_t(r * z.n + j);
-        bound[at] = e.rel * blk.bound[at] + error_floor(e, rm, z.k, row0 + r, j);
-      }
-    visit(row0, rows, blk.ref, bound.data());
-  });
+    if (on_device) {
+      const double* const maxima[4] = {rm.a.data(), rm.a_scale.data(), rm.b.data(), rm.b_scale.data()};
+      const size_t sizes[4] = {rm.a.size(), rm.a_scale.size(), rm.b.size(), rm.b_scale.size()};
+      finish_bound_cuda(backend.stream(), blk.bound, row0, rows, z.n, z.k, e, maxima, sizes);
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < z.n; ++j) {
+          const size_t at = size_t(r * z.n + j);
+          blk.bound[at] = e.rel * blk.bound[at] + error_floor(e, rm, z.k, row0 + r, j);
+        }
+    }
+    visit(row0, rows, blk.ref, blk.bound);
+  }, where);
 }
 
 std::vector<std::vector<double>> reference_arrays(Backend& backend, const Case& c,
@@ -90,7 +91,7 @@ std::vector<std::vector<double>> reference_arrays(Backend& backend, const Case& 
 }
 
 CompareStats compare_case(Backend& backend, const Case& c, std::span<const std::byte* const> device,
-                          std::span<const std::byte* const> host_out, const ErrorModel& e, const Tolerance& tol,
+                          std::span<const std::byte* const> out, const ErrorModel& e, const Tolerance& tol,
                           const Deadline& deadline, std::vector<std::vector<double>>* keep_ref,
                           std::vector<std::vector<double>>* keep_bound) {
   const Sizes z = sizes_of(c);
@@ -105,12 +106,12 @@ CompareStats compare_case(Backend& backend, const Case& c, std::span<const std::
     if (row0 > 0 && deadline.passed()) throw DeadlineReached("the comparison was still running at the deadline");
     TensorGeom part = g;  // rows [row0, row0 + rows) of d
     part.shape[0] = rows, part.offset = g.offset + row0 * g.strides[0];
-    accumulate(total, compare(tol, part, host_out[D], ref, bound), row0);
+    accumulate(total, backend.compare(tol, part, out[D], ref, bound, nullptr, {}), row0);
     if (keep_ref) {
-      std::copy(ref, ref + rows * z.n, (*keep_ref)[D].begin() + row0 * z.n);
-      std::copy(bound, bound + rows * z.n, (*keep_bound)[D].begin() + row0 * z.n);
+      read_doubles(backend, ref, size_t(rows * z.n), (*keep_ref)[D].data() + row0 * z.n);
+      read_doubles(backend, bound, size_t(rows * z.n), (*keep_bound)[D].data() + row0 * z.n);
     }
-  });
+  }, ResultsIn::backend);
   for (BadElement& b : total.first_bad) b.tensor = D;
   return total;
 }

@@ -12,17 +12,10 @@
 #include "backend/backend.h"
 #include "core/deadline.h"
 #include "judge/compare.h"
+#include "ops/fp8_gemm/fp8_gemm_bound.h"
 #include "ops/fp8_gemm/fp8_gemm_problem.h"
 
 namespace assay::fp8_gemm {
-
-// The error model (fp8_gemm_tolerance.h): |d - ref| <= rel * (|A'||B'|)_ij
-// + floor_ij, floor_ij from the rows' largest values (underflow of f32
-// scale products and dequantized values below f32's normal range).
-struct ErrorModel {
-  double rel = 0;         // relative error of the accumulation, per unit of |A'||B'|
-  double floor_unit = 0;  // the absolute error one f32 underflow costs (2^-149; flushed: 2^-125)
-};
 
 // Each row's largest finite |x|: a and a_scale per row of a, b and b_scale
 // per row of b (b_scale's row j / 128 for row j).
@@ -35,18 +28,20 @@ double error_floor(const ErrorModel& e, const RowMaxima& r, int64_t k, int64_t i
 
 // Rows [row0, row0 + rows) of d: reference and bound, row-major.
 using BlockVisitor = std::function<void(int64_t row0, int64_t rows, const double* ref, const double* bound)>;
-// device: the case's tensors' data starts in the backend's memory.
+// device: the case's tensors' data starts in the backend's memory; the
+// blocks handed over where `where` says.
 void reference_blocks(Backend& backend, const Case& c, std::span<const std::byte* const> device,
-                      const ErrorModel& e, const BlockVisitor& visit);
+                      const ErrorModel& e, const BlockVisitor& visit, ResultsIn where = ResultsIn::host);
 // The whole FP64 answer per tensor (inputs empty; d row-major).
 std::vector<std::vector<double>> reference_arrays(Backend& backend, const Case& c,
                                                   std::span<const std::byte* const> device);
 
-// d in host memory against the reference; between blocks (never before the
+// d in the backend's memory against the reference, judged there
+// (Backend::compare); between blocks (never before the
 // first) throws DeadlineReached once `deadline` passed. keep_ref /
 // keep_bound, if given, receive the whole arrays (inputs: empty).
 CompareStats compare_case(Backend& backend, const Case& c, std::span<const std::byte* const> device,
-                          std::span<const std::byte* const> host_out, const ErrorModel& e, const Tolerance& tol,
+                          std::span<const std::byte* const> out, const ErrorModel& e, const Tolerance& tol,
                           const Deadline& deadline, std::vector<std::vector<double>>* keep_ref,
                           std::vector<std::vector<double>>* keep_bound);
 

@@ -30,7 +30,39 @@ __global__ void row_abs_max_kernel(const std::byte* base, TensorGeom g, double* 
   }
 }
 
+__global__ void finish_bound_kernel(double* bound, int64_t row0, int64_t rows, int64_t n, int64_t k, ErrorModel e,
+                                    const double* a, const double* sa, const double* b, const double* sb) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = row0 + i / n, j = i % n;
+    bound[i] = e.rel * bound[i] + floor_of(e, k, a[r], sa[r], b[j], sb[j / kFloorBlock]);
+  }
+}
+
 }  // namespace
+
+void finish_bound_cuda(void* stream_ptr, double* bound, int64_t row0, int64_t rows, int64_t n, int64_t k,
+                       const ErrorModel& e, const double* const maxima[4], const size_t sizes[4]) {
+  auto stream = cudaStream_t(stream_ptr);
+  const size_t total = sizes[0] + sizes[1] + sizes[2] + sizes[3];
+  cuda_reference::DeviceArray d(total, stream);
+  size_t at = 0;
+  const double* part[4];
+  for (int t = 0; t < 4; ++t) {
+    if (sizes[t])
+      cuda_reference::check(cudaMemcpyAsync(d.p + at, maxima[t], sizes[t] * sizeof(double), cudaMemcpyHostToDevice, stream),
+                            "fp8_gemm reference", "row maxima upload");
+    part[t] = d.p + at, at += sizes[t];
+  }
+  const int64_t count = rows * n;
+  if (count > 0) {
+    const int64_t blocks = (count + 255) / 256;
+    finish_bound_kernel<<<unsigned(blocks < 65536 ? blocks : 65536), 256, 0, stream>>>(bound, row0, rows, n, k, e,
+                                                                                       part[0], part[1], part[2], part[3]);
+  }
+  cuda_reference::check(cudaGetLastError(), "fp8_gemm reference", "bound launch");
+  // The maxima were copied from pageable memory before the call returned;
+  // the kernel's results are read in stream order.
+}
 
 void row_abs_max_cuda(void* stream_ptr, const std::byte* const* base, const TensorGeom* g, size_t count,
                       std::vector<std::vector<double>>& out) {

@@ -106,14 +106,14 @@ class GemmOp final : public Op {
   CompareStats judge(Backend& backend, const JudgeInput& in) const override {
     const Problem p = problem(in.c);
     const Tolerance tol = tolerance(p, in.compute, in.scale, poison_bits(p.c_type), in.subnormals);
-    std::vector<std::vector<double>> class_refs;  // the inputs as a narrower compute type holds them (docs/tolerance.md)
+    ClassReferences class_refs(backend);  // the inputs as a narrower compute type holds them (docs/tolerance.md)
     if (needs_class_reference(p, in.compute))
-      class_refs = class_references(backend, p, in.compute, {in.params[A], in.params[B], in.params[C]}, in.seed);
+      class_references(class_refs, p, in.compute, {in.params[A], in.params[B], in.params[C]}, in.seed);
     ReferenceResult kept;
     const bool keep = in.keep_ref != nullptr;
-    CompareStats s = compare_to_reference(backend, p, tol, in.host_out[C], in.device[A], in.device[B],
+    CompareStats s = compare_to_reference(backend, p, tol, in.out[C], in.device[A], in.device[B],
                                           reads_c0(p) ? in.device[C] : nullptr, in.deadline, keep ? &kept : nullptr,
-                                          class_refs);
+                                          &class_refs);
     for (BadElement& e : s.first_bad) e.tensor = C;
     if (in.aggregate_precision) s.excess = rms_excess(p, in.compute, s);
     if (keep) {

@@ -52,7 +52,8 @@ __global__ void combine_kernel(const double* ab, const double* abs_ab, const std
 
 }  // namespace
 
-void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const RowBlockVisitor& visit) {
+void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const RowBlockVisitor& visit,
+                 bool in_device) {
   auto stream = cudaStream_t(stream_ptr);
   const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
   if (m == 0 || n == 0) return;
@@ -72,12 +73,17 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
   }
   const int64_t block = reference_block_rows(m, n, 0);
   DeviceArray out_ref(block * n, stream), out_bound(block * n, stream), out_terms(block * n, stream);
-  std::vector<double> ref(size_t(block * n)), bound(size_t(block * n)), terms(size_t(block * n));
+  const size_t host_count = in_device ? 0 : size_t(block * n);
+  std::vector<double> ref(host_count), bound(host_count), terms(host_count);
   for (int64_t row0 = 0; row0 < m; row0 += block) {
     const int64_t rows = std::min(block, m - row0);
     combine_kernel<<<blocks_for(rows * n), 256, 0, stream>>>(ab.p, abs_ab.p, op.c0, op.gc, op.alpha, op.beta, row0,
                                                              rows, GemmResult{out_ref.p, out_bound.p, out_terms.p});
     check(cudaGetLastError(), "combine launch");
+    if (in_device) {  // the visitor's work is queued on the same stream
+      visit(row0, rows, GemmResult{out_ref.p, out_bound.p, out_terms.p});
+      continue;
+    }
     const size_t bytes = size_t(rows * n) * sizeof(double);
     check(cudaMemcpyAsync(ref.data(), out_ref.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
     check(cudaMemcpyAsync(bound.data(), out_bound.p, bytes, cudaMemcpyDeviceToHost, stream), "download");

@@ -12,6 +12,9 @@ namespace assay::reference {
 // the widened operands and A*B, |A|*|B| whole, the combined result one block
 // at a time. Throws InfraError on CUDA or cuBLAS failure (OutOfMemory when the
 // device has no room); whatever `visit` throws ends it.
-void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, const RowBlockVisitor& visit);
+// in_device: the blocks are handed over in device memory (judging on the
+// device), otherwise downloaded first.
+void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, const RowBlockVisitor& visit,
+                 bool in_device = false);
 
 }  // namespace assay::reference

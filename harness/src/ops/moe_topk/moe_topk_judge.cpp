@@ -90,7 +90,10 @@ CompareStats judge(Backend& backend, const Settings& s, const JudgeInput& in) {
   Tokens tokens(backend, s, c, in.device, in.scale);
   const Sizes z = tokens.sizes();
   const TensorGeom gw = c.geom(at.weights), gi = c.geom(at.indices);
-  const std::byte *w_out = in.host_out[size_t(at.weights)], *i_out = in.host_out[size_t(at.indices)];
+  // The routing's order-dependent rules run on the host: the outputs (topk per token) come there.
+  const std::vector<std::byte> w_image = output_on_host(backend, in, at.weights),
+                               i_image = output_on_host(backend, in, at.indices);
+  const std::byte *w_out = w_image.data(), *i_out = i_image.data();
   const size_t slots = size_t(z.tokens * z.topk);
   std::vector<double> ref_w(slots), bound_w(slots), ref_i(slots), bound_i(slots, 0.0);
   std::vector<int64_t> got(size_t(z.topk));

@@ -114,27 +114,30 @@ class NormOp final : public Op {
       for (auto& v : stat) v.resize(total_rows);
     CompareStats ys;
     const TensorGeom gy = c.geom(iy);
+    // y judged where it lives; the statistics (one per row) come to the host.
     reference_rows(backend, s, inputs_of(c, in.device), e, [&](const rows::RowBlock& b, const BlockOut& o) {
       if (b.row0 > 0 && in.deadline.passed()) throw DeadlineReached("the comparison was still running at the deadline");
-      if (s.n > 0) accumulate(ys, compare(ty, rows::block_geom(gy, s, b), in.host_out[size_t(iy)], o.y_ref, o.y_bound), b.row0);
+      const TensorGeom part = rows::block_geom(gy, s, b);
+      if (s.n > 0) accumulate(ys, backend.compare(ty, part, in.out[size_t(iy)], o.y_ref, o.y_bound, nullptr, {}), b.row0);
       if (keep) {
-        std::copy(o.y_ref, o.y_ref + b.rows * s.n, (*in.keep_ref)[size_t(iy)].begin() + b.row0 * s.n);
-        std::copy(o.y_bound, o.y_bound + b.rows * s.n, (*in.keep_bound)[size_t(iy)].begin() + b.row0 * s.n);
+        read_doubles(backend, o.y_ref, size_t(b.rows * s.n), (*in.keep_ref)[size_t(iy)].data() + b.row0 * s.n);
+        read_doubles(backend, o.y_bound, size_t(b.rows * s.n), (*in.keep_bound)[size_t(iy)].data() + b.row0 * s.n);
       }
       if (!s_.rms)
-        for (int i = 0; i < 4; ++i) std::copy(o.stat[i], o.stat[i] + b.rows, stat[i].begin() + b.row0);
-    });
+        for (int i = 0; i < 4; ++i) read_doubles(backend, o.stat[i], size_t(b.rows), stat[i].data() + b.row0);
+    }, ResultsIn::backend);
     for (BadElement& bad : ys.first_bad) bad.tensor = iy;
     if (s_.rms) return ys;
     CompareStats total = ys;
     for (int slot : {MEAN, RSTD}) {
       const TensorGeom g = c.geom(slot);
+      const std::vector<std::byte> got = output_on_host(backend, in, slot);
       const double* ref = stat[slot == MEAN ? MeanRef : RstdRef].data();
       const double* bound = stat[slot == MEAN ? MeanBound : RstdBound].data();
       CompareStats part = s_.writes_stats
-                              ? compare(tolerance(g.dtype, in.compute, in.subnormals, slot == MEAN), g,
-                                        in.host_out[size_t(slot)], ref, bound)
-                              : untouched(g, in.host_out[size_t(slot)], slot);
+                              ? compare(tolerance(g.dtype, in.compute, in.subnormals, slot == MEAN), g, got.data(), ref,
+                                        bound)
+                              : untouched(g, got.data(), slot);
       for (BadElement& bad : part.first_bad) bad.tensor = slot;
       accumulate(total, part, 0);
       if (keep) {

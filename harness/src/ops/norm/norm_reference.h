@@ -19,7 +19,8 @@ void reference_host(const Inputs& in, const ErrorModel& e, int64_t row0, int64_t
 using BlockVisitor = std::function<void(const rows::RowBlock& b, const BlockOut& out)>;
 // Every block in row order; out's arrays hold that block (nothing for n = 0
 // beyond the statistics).
+// The arrays in host memory, or where the backend's data lives (`where`).
 void reference_rows(Backend& backend, const rows::Shape& s, const Inputs& in, const ErrorModel& e,
-                    const BlockVisitor& visit);
+                    const BlockVisitor& visit, ResultsIn where = ResultsIn::host);
 
 }  // namespace assay::norm

@@ -17,8 +17,9 @@ struct Inputs {
   const std::byte* b = nullptr;  // nullptr for rmsnorm
   TensorGeom gx, gw, gb;
 };
-// One block's results (host arrays): y ref and bound rows x n row-major;
-// mean ref, mean bound, rstd ref, rstd bound, one per row each.
+// One block's results (device arrays for reference_cuda): y ref and bound
+// rows x n row-major; mean ref, mean bound, rstd ref, rstd bound, one per
+// row each, one after the other (stat[i] = stat[0] + i * rows).
 struct BlockOut {
   double* y_ref;
   double* y_bound;
@@ -26,7 +27,7 @@ struct BlockOut {
 };
 enum StatArray : int { MeanRef = 0, MeanBound = 1, RstdRef = 2, RstdBound = 3 };
 
-// Throws InfraError on a CUDA failure, OutOfMemory when the scratch does not fit.
+// Queued on `stream`. Throws InfraError on a CUDA failure.
 void reference_cuda(void* stream, const Inputs& in, const ErrorModel& e, int64_t row0, int64_t rows,
                     const BlockOut& out);
 

@@ -22,10 +22,12 @@ using rows::RowBlock;
 
 using BlockVisitor = std::function<void(const RowBlock& b, const double* ref, const double* bound)>;
 // x: its data start in the backend's memory (geometry gx).
+// The blocks handed over where `where` says.
 void reference_rows(Backend& backend, const Shape& s, const TensorGeom& gx, const std::byte* x, const ErrorModel& e,
-                    const BlockVisitor& visit);
+                    const BlockVisitor& visit, ResultsIn where = ResultsIn::host);
 
-// y (host memory, at its data start) against the reference; between blocks
+// y (the backend's memory, at its data start) against the reference,
+// judged there (Backend::compare); between blocks
 // (never before the first) throws DeadlineReached once `deadline` passed.
 // keep_ref / keep_bound, if given, receive the whole arrays.
 CompareStats compare_rows(Backend& backend, const Shape& s, const TensorGeom& gx, const std::byte* x,

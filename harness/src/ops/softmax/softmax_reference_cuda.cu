@@ -15,8 +15,6 @@ constexpr unsigned kMaxBlocks = 65535;  // rows past it: the grid-stride loop
 
 void check(cudaError_t err, const char* what) { cuda_reference::check(err, "softmax reference", what); }
 
-using cuda_reference::DeviceArray;
-
 // A block-wide reduction of T with merge(); every thread gets the result.
 template <class T>
 __device__ T block_reduce(T v, T* shared) {
@@ -62,14 +60,9 @@ void reference_cuda(void* stream_ptr, const std::byte* x, const TensorGeom& g, c
   auto stream = cudaStream_t(stream_ptr);
   const int64_t count = rows * g.cols();
   if (count == 0) return;
-  DeviceArray d_ref(size_t(count), stream), d_bound(size_t(count), stream);
   const unsigned blocks = unsigned(rows < int64_t(kMaxBlocks) ? rows : int64_t(kMaxBlocks));
-  reference_kernel<<<blocks, kThreads, 0, stream>>>(x, g, e, row0, rows, d_ref.p, d_bound.p);
+  reference_kernel<<<blocks, kThreads, 0, stream>>>(x, g, e, row0, rows, ref, bound);
   check(cudaGetLastError(), "launch");
-  const size_t bytes = size_t(count) * sizeof(double);
-  check(cudaMemcpyAsync(ref, d_ref.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
-  check(cudaMemcpyAsync(bound, d_bound.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
-  check(cudaStreamSynchronize(stream), "sync");
 }
 
 }  // namespace assay::softmax

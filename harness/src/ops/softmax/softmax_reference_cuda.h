@@ -1,6 +1,6 @@
 // Device reference: one block of threads per row (a grid-stride loop over
 // rows, so any number of them), x read in device memory through its
-// geometry, ref and bound brought back to host arrays.
+// geometry, ref and bound left in device arrays.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -10,8 +10,8 @@
 
 namespace assay::softmax {
 
-// Rows [row0, row0 + rows) of the matrix view into host arrays (rows x n,
-// row-major), on `stream`; returns when they are there. Throws InfraError on
+// Rows [row0, row0 + rows) of the matrix view into device arrays (rows x n,
+// row-major), queued on `stream`. Throws InfraError on
 // a CUDA failure, OutOfMemory when the device has no room for the scratch.
 void reference_cuda(void* stream, const std::byte* x, const TensorGeom& g, const ErrorModel& e, int64_t row0,
                     int64_t rows, double* ref, double* bound);

@@ -71,7 +71,7 @@ class UnaryOp final : public Op {
     const Tolerance tol = tolerance(c.tensors[Y].dtype, in.compute, in.scale, in.subnormals);
     const bool keep = in.keep_ref != nullptr;
     if (keep) in.keep_ref->assign(2, {}), in.keep_bound->assign(2, {});
-    return compare_blocks(backend, s, c.geom(X), in.device[X], c.geom(Y), in.host_out[Y], e, tol, in.deadline,
+    return compare_blocks(backend, s, c.geom(X), in.device[X], c.geom(Y), in.out[Y], e, tol, in.deadline,
                           keep ? &(*in.keep_ref)[Y] : nullptr, keep ? &(*in.keep_bound)[Y] : nullptr);
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ops/op.h"
 #include "ops/unary/unary_reference_cuda.h"
 
 namespace assay::unary {
@@ -15,21 +16,23 @@ void reference_host(const std::byte* x, const TensorGeom& g, const ErrorModel& e
 }
 
 void reference_blocks(Backend& backend, const Shape& s, const TensorGeom& gx, const std::byte* x,
-                      const ErrorModel& e, const BlockVisitor& visit) {
+                      const ErrorModel& e, const BlockVisitor& visit, ResultsIn where) {
   const std::vector<rows::RowBlock> blocks = rows::row_blocks(s);
   if (s.n == 0) {
     for (const rows::RowBlock& b : blocks) visit(b, nullptr, nullptr);
     return;
   }
   const size_t most = size_t(rows::block_elements(s));
-  std::vector<double> ref(most), bound(most);
+  BackendArray ref(backend, most), bound(backend, most);  // where the backend's data lives
+  std::vector<double> host_ref, host_bound;
   for (const rows::RowBlock& b : blocks) {
     const TensorGeom g = rows::block_geom(gx, s, b);
     if (backend.kind() == BackendKind::cuda)
       reference_cuda(backend.stream(), x, g, e, ref.data(), bound.data());
     else
       reference_host(x, g, e, ref.data(), bound.data());
-    visit(b, ref.data(), bound.data());
+    const size_t count = size_t(b.rows * s.n);
+    visit(b, ref.handed(where, count, host_ref), bound.handed(where, count, host_bound));
   }
 }
 
@@ -42,12 +45,12 @@ CompareStats compare_blocks(Backend& backend, const Shape& s, const TensorGeom& 
   reference_blocks(backend, s, gx, x, e, [&](const rows::RowBlock& b, const double* ref, const double* bound) {
     if (b.row0 > 0 && deadline.passed()) throw DeadlineReached("the comparison was still running at the deadline");
     if (n == 0) return;
-    accumulate(total, compare(tol, rows::block_geom(gy, s, b), y, ref, bound), b.row0);
+    accumulate(total, backend.compare(tol, rows::block_geom(gy, s, b), y, ref, bound, nullptr, {}), b.row0);
     if (keep_ref) {
-      std::copy(ref, ref + b.rows * s.n, keep_ref->begin() + b.row0 * s.n);
-      std::copy(bound, bound + b.rows * s.n, keep_bound->begin() + b.row0 * s.n);
+      read_doubles(backend, ref, size_t(b.rows * s.n), keep_ref->data() + b.row0 * s.n);
+      read_doubles(backend, bound, size_t(b.rows * s.n), keep_bound->data() + b.row0 * s.n);
     }
-  });
+  }, ResultsIn::backend);
   for (BadElement& bad : total.first_bad) bad.tensor = Y;
   return total;
 }

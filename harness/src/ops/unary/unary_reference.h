@@ -16,9 +16,10 @@ namespace assay::unary {
 using BlockVisitor = std::function<void(const rows::RowBlock& b, const double* ref, const double* bound)>;
 // x: its data start in the backend's memory (geometry gx).
 void reference_blocks(Backend& backend, const Shape& s, const TensorGeom& gx, const std::byte* x,
-                      const ErrorModel& e, const BlockVisitor& visit);
+                      const ErrorModel& e, const BlockVisitor& visit, ResultsIn where = ResultsIn::host);
 
-// y (host memory, at its data start) against the reference; between blocks
+// y (the backend's memory, at its data start) against the reference,
+// judged there (Backend::compare); between blocks
 // (never before the first) throws DeadlineReached once `deadline` passed.
 CompareStats compare_blocks(Backend& backend, const Shape& s, const TensorGeom& gx, const std::byte* x,
                             const TensorGeom& gy, const std::byte* y, const ErrorModel& e, const Tolerance& tol,

@@ -17,8 +17,6 @@ constexpr int64_t kMaxBlocks = 65535;
 
 void check(cudaError_t err, const char* what) { cuda_reference::check(err, "unary reference", what); }
 
-using cuda_reference::DeviceArray;
-
 __global__ void reference_kernel(const std::byte* x, TensorGeom g, ErrorModel e, int64_t count, double* ref,
                                  double* bound) {
   const int64_t n = g.cols();
@@ -34,15 +32,10 @@ void reference_cuda(void* stream_ptr, const std::byte* x, const TensorGeom& g, c
   auto stream = cudaStream_t(stream_ptr);
   const int64_t count = g.rows() * g.cols();
   if (count == 0) return;
-  DeviceArray d_ref(size_t(count), stream), d_bound(size_t(count), stream);
   const int64_t want = (count + kThreads - 1) / kThreads;
   const unsigned blocks = unsigned(want < kMaxBlocks ? want : kMaxBlocks);
-  reference_kernel<<<blocks, kThreads, 0, stream>>>(x, g, e, count, d_ref.p, d_bound.p);
+  reference_kernel<<<blocks, kThreads, 0, stream>>>(x, g, e, count, ref, bound);
   check(cudaGetLastError(), "launch");
-  const size_t bytes = size_t(count) * sizeof(double);
-  check(cudaMemcpyAsync(ref, d_ref.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
-  check(cudaMemcpyAsync(bound, d_bound.p, bytes, cudaMemcpyDeviceToHost, stream), "download");
-  check(cudaStreamSynchronize(stream), "sync");
 }
 
 }  // namespace assay::unary

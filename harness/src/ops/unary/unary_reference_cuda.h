@@ -9,7 +9,7 @@
 namespace assay::unary {
 
 // The block's elements (geometry gx: its matrix view, row-major order) into
-// host arrays ref and bound, on `stream`; returns when they are there.
+// device arrays ref and bound, queued on `stream`.
 // Throws InfraError on a CUDA failure, OutOfMemory when the scratch does not fit.
 void reference_cuda(void* stream, const std::byte* x, const TensorGeom& gx, const ErrorModel& e, double* ref,
                     double* bound);
