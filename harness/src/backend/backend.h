@@ -32,7 +32,11 @@ struct Buffer {  // an allocation in the backend's memory (device or host addres
 // (Backend::compare): on cuda no m x n array then crosses to the host.
 enum class ResultsIn { host, backend };
 
-inline constexpr size_t kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
+inline constexpr size_t kIpcHandleBytes = 64;
+
+struct BufferPair {  // two same-sized buffers to compare
+  Buffer x, y;
+};  // sizeof(cudaIpcMemHandle_t)
 
 class Backend {
  public:
@@ -83,6 +87,13 @@ class Backend {
   // Offset of the first byte where two same-sized buffers differ, computed
   // where the data lives (inputs can be many GiB: no download for the check).
   virtual std::optional<size_t> first_difference(Buffer x, Buffer y) = 0;
+  // first_difference of each pair, in one round trip with the device (a
+  // call's input, guard and repeat checks together).
+  virtual std::vector<std::optional<size_t>> first_differences(const BufferPair* pairs, size_t count) {
+    std::vector<std::optional<size_t>> out;
+    for (size_t k = 0; k < count; ++k) out.push_back(first_difference(pairs[k].x, pairs[k].y));
+    return out;
+  }
   // The elements of g (offsets from the buffers' starts) from src into dst
   // (the guard check: exec/guarded_tensor.h).
   virtual void copy_elements(Buffer dst, Buffer src, const TensorGeom& g) = 0;

@@ -168,7 +168,8 @@ class CaseRun {
     // before's outputs stay where the data lives (a device copy), so host
     // memory holds one image of the outputs, however large the case.
     const std::vector<Buffer>* previous = call_ >= 2 && previous_call_ == call_ - 1 ? &previous_ : nullptr;
-    if (!check_call(call_, status, handed, left, previous, call_ == 4)) {
+    std::vector<std::optional<size_t>> repeat_diff(n_);  // call 4: each output against call 3's
+    if (!check_call(call_, status, handed, left, previous, call_ == 4, repeat_diff)) {
       done_ = true;
       return;
     }
@@ -176,7 +177,7 @@ class CaseRun {
       for (size_t i = 0; i < n_; ++i) {
         if (is_input(i)) continue;
         // The guards and gaps hold the canary in both (checked): a difference is an element's.
-        if (auto at = be_.first_difference((*previous)[i], left[i])) {
+        if (const std::optional<size_t> at = repeat_diff[i]) {
           done_ = !fail(outcome_, 4, Verdict::nondeterministic,
                         fmt::format("repeat call changed output bytes of {} (first at element byte {})",
                                     c_.tensors[i].name, *at - t_[i]->guard()));
@@ -216,9 +217,11 @@ class CaseRun {
   // and whole tensors only for a dump (keep_tensors).
   // `previous`: the outputs of the call before (passed), where the data
   // lives; `repeat`: that call had the same inputs, so the same bits pass
-  // again without a second reference.
+  // again without a second reference (repeat_diff: where each output
+  // first differs from the call before's).
   bool check_call(int call, const RunStatus& status, const std::vector<Buffer>& handed,
-                  const std::vector<Buffer>& left, const std::vector<Buffer>* previous, bool repeat) {
+                  const std::vector<Buffer>& left, const std::vector<Buffer>* previous, bool repeat,
+                  std::vector<std::optional<size_t>>& repeat_diff) {
     CaseOutcome& out = outcome_;
     if (status.end == RunEnd::crashed) return fail(out, call, Verdict::crash, status.failure);
     if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
@@ -233,10 +236,24 @@ class CaseRun {
       return fail(out, call, Verdict::kernel_error, fmt::format("assay_run returned {}", status.code));
 
     const size_t guard = t_[0]->guard();  // the same for every tensor of a case
-    // Inputs first (ABI order), each compared with its copy as handed.
+    // The checks that need no reference, in one round trip: each input with
+    // its copy as handed, each output's guards and gaps with the canary, and
+    // on a repeat call each output with the call before's.
+    std::vector<BufferPair> pairs;
+    std::vector<size_t> slot(n_), repeat_slot(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      slot[i] = pairs.size();
+      pairs.push_back(is_input(i) ? BufferPair{handed[i], left[i]} : BufferPair{t_[i]->damage_probe(left[i]), left[i]});
+    }
+    const bool against_previous = repeat && previous;
+    if (against_previous)
+      for (size_t i = 0; i < n_; ++i)
+        if (!is_input(i)) repeat_slot[i] = pairs.size(), pairs.push_back({(*previous)[i], left[i]});
+    const std::vector<std::optional<size_t>> diff = be_.first_differences(pairs.data(), pairs.size());
+    // Inputs first (ABI order).
     for (size_t i = 0; i < n_; ++i) {
       if (!is_input(i)) continue;
-      std::optional<size_t> changed = be_.first_difference(handed[i], left[i]);
+      const std::optional<size_t> changed = diff[slot[i]];
       if (!changed) continue;
       if (auto why = damage(i, left[i])) return fail(out, call, Verdict::out_of_bounds_write, *why);
       // Handed, the guards and gaps held the canary and still do: the first
@@ -245,9 +262,14 @@ class CaseRun {
                   fmt::format("input {} changed (first at element byte {})", c_.tensors[i].name, *changed - guard));
     }
     for (size_t i = 0; i < n_; ++i)
-      if (!is_input(i))
-        if (auto why = damage(i, left[i])) return fail(out, call, Verdict::out_of_bounds_write, *why);
-    if (repeat && previous && same_outputs(*previous, left)) return true;
+      if (!is_input(i) && diff[slot[i]])
+        return fail(out, call, Verdict::out_of_bounds_write, damage_text(i, *diff[slot[i]]));
+    if (against_previous) {
+      bool same = true;
+      for (size_t i = 0; i < n_; ++i)
+        if (!is_input(i)) repeat_diff[i] = diff[repeat_slot[i]], same &= !repeat_diff[i];
+      if (same) return true;
+    }
 
     // Only now the reference, from the inputs as handed (checked unchanged
     // above), with initial values redrawn into scratch memory the kernel never saw.
@@ -287,11 +309,14 @@ class CaseRun {
   // A byte outside tensor i's elements (guards, gaps) that no longer holds
   // the canary, in `after` (tensor i as a call left it).
   std::optional<std::string> damage(size_t i, Buffer after) {
-    const size_t guard = t_[i]->guard();
     auto at = t_[i]->first_damage(after);
     if (!at) return std::nullopt;
+    return damage_text(i, *at);
+  }
+  std::string damage_text(size_t i, size_t at) const {
+    const size_t guard = t_[i]->guard();
     return fmt::format("{} byte {} outside its elements was overwritten ({} guard)", c_.tensors[i].name,
-                       int64_t(*at) - int64_t(guard), *at < guard ? "before" : "after/padding");
+                       int64_t(at) - int64_t(guard), at < guard ? "before" : "after/padding");
   }
 
   Buffer snapshot(size_t i) {
@@ -302,12 +327,6 @@ class CaseRun {
     Image image(b.bytes);
     be_.download(b, image.data());
     return image;
-  }
-
-  bool same_outputs(const std::vector<Buffer>& previous, const std::vector<Buffer>& left) {
-    for (size_t i = 0; i < n_; ++i)
-      if (!is_input(i) && be_.first_difference(previous[i], left[i])) return false;
-    return true;
   }
 
   // A later call that fails where an earlier one passed: did it leave the

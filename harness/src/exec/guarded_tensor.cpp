@@ -28,14 +28,16 @@ std::vector<std::byte> GuardedTensor::download() const {
   return image;
 }
 
-std::optional<size_t> GuardedTensor::first_damage(Buffer b) {
+std::optional<size_t> GuardedTensor::first_damage(Buffer b) { return backend_.first_difference(damage_probe(b), b); }
+
+Buffer GuardedTensor::damage_probe(Buffer b) {
   if (b.bytes != buffer_.bytes) throw InfraError("a guard check of a buffer of another size");
   if (!expected_.data) expected_ = backend_.allocate(buffer_.bytes);
   TensorGeom g = geom_;
   g.offset += int64_t(guard_ / dtype_bytes(g.dtype));  // from the buffer's start
   backend_.fill_pattern(expected_, canary_bits(geom_.dtype), dtype_bytes(geom_.dtype));
   backend_.copy_elements(expected_, b, g);
-  return backend_.first_difference(expected_, b);
+  return expected_;
 }
 
 }  // namespace assay

@@ -38,6 +38,11 @@ class GuardedTensor {
   // canary, if any. Computed where the data lives: b is compared with the
   // canary with b's elements copied in, so no image comes to the host.
   std::optional<size_t> first_damage(Buffer b);
+  // first_damage in two steps, so that several checks share one round trip
+  // (Backend::first_differences): the buffer b must equal, queued where the
+  // data lives (the canary with b's elements copied in); valid until the
+  // next probe of this tensor.
+  Buffer damage_probe(Buffer b);
 
  private:
   Backend& backend_;

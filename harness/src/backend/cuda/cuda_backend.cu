@@ -100,7 +100,9 @@ CudaBackend::CudaBackend(size_t share) {
     for (auto& [key, hook] : unmap_hooks_) hook(ids);
   };
   blocks_ = std::make_unique<BlockCache>(std::move(device), kKeepCachedBlocks);
-  check_setup(cudaMalloc(&diff_index_, sizeof(unsigned long long)), "cudaMalloc");
+  diff_capacity_ = 64;
+  check_setup(cudaMalloc(&diff_index_, diff_capacity_ * sizeof(unsigned long long)), "cudaMalloc");
+  check_setup(cudaMallocHost(&diff_host_, diff_capacity_ * sizeof(unsigned long long)), "cudaMallocHost");
 }
 
 DeviceMemoryFigures CudaBackend::measure_memory() {
@@ -151,6 +153,7 @@ CudaBackend::~CudaBackend() {
   blocks_.reset();
   for (std::byte* p : exact_) cudaFree(p);
   if (diff_index_) cudaFree(diff_index_);
+  if (diff_host_) cudaFreeHost(diff_host_);
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(cudaStream_t(stream_));
 }
@@ -252,25 +255,55 @@ __global__ void copy_elements_kernel(std::byte* dst, const std::byte* src, Tenso
   }
 }
 
-__global__ void difference_kernel(const std::byte* x, const std::byte* y, size_t bytes,
+// 8 bytes a thread where both are 8-byte aligned (the first differing byte
+// of a word: its lowest differing bits, little-endian), the tail byte by byte.
+__global__ void difference_kernel(const std::byte* x, const std::byte* y, size_t bytes, bool aligned,
                                   unsigned long long* first) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < bytes; i += size_t(gridDim.x) * blockDim.x)
+  const size_t words = aligned ? bytes / 8 : 0, step = size_t(gridDim.x) * blockDim.x;
+  const size_t at = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  auto* wx = reinterpret_cast<const unsigned long long*>(x);
+  auto* wy = reinterpret_cast<const unsigned long long*>(y);
+  for (size_t i = at; i < words; i += step)
+    if (const unsigned long long d = wx[i] ^ wy[i]) atomicMin(first, (unsigned long long)(i * 8 + (__ffsll((long long)d) - 1) / 8));
+  for (size_t i = words * 8 + at; i < bytes; i += step)
     if (x[i] != y[i]) atomicMin(first, (unsigned long long)i);
 }
 
 }  // namespace
 
 std::optional<size_t> CudaBackend::first_difference(Buffer x, Buffer y) {
-  const unsigned long long none = ~0ull;
+  const BufferPair one{x, y};
+  return first_differences(&one, 1).front();
+}
+
+std::vector<std::optional<size_t>> CudaBackend::first_differences(const BufferPair* pairs, size_t count) {
   auto s = cudaStream_t(stream_);
-  check_cuda(cudaMemsetAsync(diff_index_, 0xff, sizeof none, s), "first_difference");  // none
-  difference_kernel<<<blocks_for(int64_t(x.bytes)), kThreads, 0, s>>>(x.data, y.data, x.bytes, diff_index_);
-  check_cuda(cudaGetLastError(), "first_difference launch");
-  unsigned long long first = none;
-  check_cuda(cudaMemcpyAsync(&first, diff_index_, sizeof first, cudaMemcpyDeviceToHost, s), "first_difference");
-  check_cuda(cudaStreamSynchronize(s), "first_difference sync");
-  if (first == none) return std::nullopt;
-  return size_t(first);
+  if (count > diff_capacity_) {  // rare: a case with many tensors
+    check_cuda(cudaStreamSynchronize(s), "first_differences sync");
+    cudaFree(diff_index_), cudaFreeHost(diff_host_);
+    diff_index_ = nullptr, diff_host_ = nullptr, diff_capacity_ = 0;
+    check_cuda(cudaMalloc(&diff_index_, count * sizeof(unsigned long long)), "cudaMalloc");
+    check_cuda(cudaMallocHost(&diff_host_, count * sizeof(unsigned long long)), "cudaMallocHost");
+    diff_capacity_ = count;
+  }
+  std::vector<std::optional<size_t>> out(count);
+  if (count == 0) return out;
+  check_cuda(cudaMemsetAsync(diff_index_, 0xff, count * sizeof(unsigned long long), s), "first_differences");  // none
+  for (size_t k = 0; k < count; ++k) {
+    const Buffer& x = pairs[k].x;
+    const Buffer& y = pairs[k].y;
+    if (x.bytes == 0) continue;
+    const bool aligned = (reinterpret_cast<uintptr_t>(x.data) | reinterpret_cast<uintptr_t>(y.data)) % 8 == 0;
+    difference_kernel<<<blocks_for(int64_t(aligned ? x.bytes / 8 + 1 : x.bytes)), kThreads, 0, s>>>(
+        x.data, y.data, x.bytes, aligned, diff_index_ + k);
+  }
+  check_cuda(cudaGetLastError(), "first_differences launch");
+  check_cuda(cudaMemcpyAsync(diff_host_, diff_index_, count * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+             "first_differences");
+  check_cuda(cudaStreamSynchronize(s), "first_differences sync");
+  for (size_t k = 0; k < count; ++k)
+    if (diff_host_[k] != ~0ull) out[k] = size_t(diff_host_[k]);
+  return out;
 }
 
 void CudaBackend::fill_pattern(Buffer b, uint64_t pattern, int width) {

@@ -40,6 +40,7 @@ class CudaBackend final : public Backend {
   void upload(Buffer b, const std::byte* host) override;
   void copy(Buffer dst, Buffer src) override;
   std::optional<size_t> first_difference(Buffer x, Buffer y) override;
+  std::vector<std::optional<size_t>> first_differences(const BufferPair* pairs, size_t count) override;
   void copy_elements(Buffer dst, Buffer src, const TensorGeom& g) override;
   void read(const void* p, size_t bytes, void* host) override;
   CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
@@ -62,7 +63,10 @@ class CudaBackend final : public Backend {
   size_t share_ = 0;                         // bytes: this run's share of the device
   std::unique_ptr<GpuProcessList> processes_;  // NVML; null where it cannot be had
   std::string no_processes_;                   // why not
-  unsigned long long* diff_index_ = nullptr;  // device word for first_difference
+  // first_differences' answers: device words and their pinned host copy
+  unsigned long long* diff_index_ = nullptr;
+  unsigned long long* diff_host_ = nullptr;
+  size_t diff_capacity_ = 0;
   std::map<int, UnmapHook> unmap_hooks_;  // one per worker that maps this backend's blocks
   int last_hook_ = 0;
   std::unique_ptr<BlockCache> blocks_;
