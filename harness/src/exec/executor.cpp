@@ -165,8 +165,8 @@ class CaseRun {
   void judge_call(const RunStatus& status, const std::vector<Buffer>& handed, const std::vector<Buffer>& left) {
     // A later call that fails is compared with the call before (stale or
     // cached answers); call 4 repeats call 3, whose output passed. The call
-    // before's outputs stay where the data lives (a device copy), so host
-    // memory holds one image of the outputs, however large the case.
+    // before's outputs stay where the data lives (a device copy), as does
+    // everything judged: the host holds no image of them (dumps aside).
     const std::vector<Buffer>* previous = call_ >= 2 && previous_call_ == call_ - 1 ? &previous_ : nullptr;
     std::vector<std::optional<size_t>> repeat_diff(n_);  // call 4: each output against call 3's
     if (!check_call(call_, status, handed, left, previous, call_ == 4, repeat_diff)) {
