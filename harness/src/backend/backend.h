@@ -32,11 +32,11 @@ struct Buffer {  // an allocation in the backend's memory (device or host addres
 // (Backend::compare): on cuda no m x n array then crosses to the host.
 enum class ResultsIn { host, backend };
 
-inline constexpr size_t kIpcHandleBytes = 64;
+inline constexpr size_t kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
 
 struct BufferPair {  // two same-sized buffers to compare
   Buffer x, y;
-};  // sizeof(cudaIpcMemHandle_t)
+};
 
 class Backend {
  public:

@@ -32,10 +32,14 @@ std::optional<size_t> GuardedTensor::first_damage(Buffer b) { return backend_.fi
 
 Buffer GuardedTensor::damage_probe(Buffer b) {
   if (b.bytes != buffer_.bytes) throw InfraError("a guard check of a buffer of another size");
-  if (!expected_.data) expected_ = backend_.allocate(buffer_.bytes);
+  // Painted once: copy_elements only ever writes the elements, so the
+  // guards and gaps of expected_ hold the canary from then on.
+  if (!expected_.data) {
+    expected_ = backend_.allocate(buffer_.bytes);
+    backend_.fill_pattern(expected_, canary_bits(geom_.dtype), dtype_bytes(geom_.dtype));
+  }
   TensorGeom g = geom_;
   g.offset += int64_t(guard_ / dtype_bytes(g.dtype));  // from the buffer's start
-  backend_.fill_pattern(expected_, canary_bits(geom_.dtype), dtype_bytes(geom_.dtype));
   backend_.copy_elements(expected_, b, g);
   return expected_;
 }
