@@ -123,6 +123,14 @@ class CaseRun {
   // (A confirmation run's call 1 draws as call first_call_inputs_of does.)
   int inputs_of(int call) const { return call == 1 ? opt_.first_call_inputs_of : call; }
   uint64_t seed_of(int call) const { return inputs_of(call) == 1 ? c_.seed : mix64(c_.seed ^ 0x5eed0002ull); }
+  // How call `later`'s inputs differ from call `earlier`'s: not at all,
+  // by the sparse change, or (nullptr) wholly (another seed).
+  const SparseChange* change_since(int earlier, int later) const {
+    if (seed_of(earlier) != seed_of(later)) return nullptr;
+    const bool before = inputs_of(earlier) >= 3, after = inputs_of(later) >= 3;
+    if (before == after) return &no_change_;
+    return !before && after ? &change_ : nullptr;
+  }
   RecipeParams params(int call, size_t i) const {
     RecipeParams p = op_.params_for(c_, int(i));
     if (inputs_of(call) >= 3 && int(i) == change_.tensor) p.patch = change_.patch;
@@ -289,7 +297,9 @@ class CaseRun {
     std::vector<std::vector<double>> ref, bound;
     JudgeInput in{c_, device, out_at, drawn, seed_of(call), opt_.compute, opt_.tolerance_scale, opt_.subnormals,
                   opt_.deadline, keep ? &ref : nullptr, keep ? &bound : nullptr};
+    in.memo = &memo_, in.since_memo = memo_call_ > 0 ? change_since(memo_call_, call) : nullptr;
     out.stats = op_.judge(be_, in);
+    memo_call_ = call;
     if (keep) {
       CaseTensors kept;
       kept.before.resize(n_), kept.after.resize(n_);
@@ -375,6 +385,11 @@ class CaseRun {
   } staged_[2];
   std::vector<Buffer> captures_[4];  // planned: each buffer as each call left it
   SparseChange change_;  // call 3's edit of call 2's inputs
+  const SparseChange no_change_{};  // tensor -1: the same inputs
+  // What the op kept of judging call memo_call_ (JudgeInput::memo): call 3
+  // derives its reference from call 2's, call 4 (when judged) from call 3's.
+  std::unique_ptr<JudgeMemo> memo_;
+  int memo_call_ = 0;
   int call_ = 0;         // the call set up (one at a time) or judged (planned) last (1..4)
   bool done_ = false;    // a call failed: the case is decided
   std::vector<Buffer> previous_;       // the call before's outputs, where the data lives (see keep_previous)

@@ -65,7 +65,7 @@ struct CaseOutcome {
 };
 
 // Cases small enough to plan: their copies cost less than the turns they
-// save (Op::plannable: by default up to 2^24 of work and 1 MiB of tensors).
+// save (Op::plannable: by default up to 2^28 of work and 4 MiB of tensors).
 bool plannable(const Op& op, const Case& c);
 // Whether planning pays on this backend with a worker: where two processes
 // take turns on a device (cuda). On the host there are no turns to save, and

@@ -49,6 +49,13 @@ struct SparseChange {
   Patch patch;
 };
 
+// What an op keeps of one judged call for the case's next one (Op::judge:
+// e.g. GEMM's FP64 products, from which a sparse change's reference is
+// derived). The executor holds it for the case's life, the op owns its type.
+struct JudgeMemo {
+  virtual ~JudgeMemo() = default;
+};
+
 // What the executor hands an op to judge one call.
 struct JudgeInput {
   const Case& c;
@@ -75,6 +82,13 @@ struct JudgeInput {
   // assay bench: also the op's aggregate precision rule, where it has one
   // (GEMM: the RMS error against the declared precision's, docs/tolerance.md).
   bool aggregate_precision = false;
+  // The op's memo of the case's previous judged call, which it may read and
+  // replace (nullptr: none kept, e.g. outside a case run), and how this
+  // call's inputs relate to that call's: the sparse change made since
+  // (tensor -1: the same inputs), or nullptr when they are not so related
+  // (fresh inputs): the op then computes everything afresh.
+  std::unique_ptr<JudgeMemo>* memo = nullptr;
+  const SparseChange* since_memo = nullptr;
 };
 
 // Structure-aware fuzzing limits (fuzz/campaign.cpp sets them per backend).

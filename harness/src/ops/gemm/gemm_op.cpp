@@ -54,6 +54,11 @@ LayoutParts layout_parts(const Layout& l, int64_t rows, int64_t cols) {
   return {col, std::max<int64_t>(pad, 0), l.offset};
 }
 
+// What GEMM keeps of a judged call (JudgeInput::memo): its FP64 products.
+struct GemmMemo final : JudgeMemo {
+  reference::KeptProducts products;
+};
+
 class GemmOp final : public Op {
  public:
   // dtypes keys a, b, c (matched to A, B, C without regard to case).
@@ -109,11 +114,18 @@ class GemmOp final : public Op {
     ClassReferences class_refs(backend);  // the inputs as a narrower compute type holds them (docs/tolerance.md)
     if (needs_class_reference(p, in.compute))
       class_references(class_refs, p, in.compute, {in.params[A], in.params[B], in.params[C]}, in.seed);
+    // The products of the call before, where this call's inputs are a sparse change of its.
+    reference::ProductReuse reuse;
+    if (in.memo && backend.kind() == BackendKind::cuda) {
+      if (!dynamic_cast<GemmMemo*>(in.memo->get())) *in.memo = std::make_unique<GemmMemo>();
+      reuse.kept = &static_cast<GemmMemo&>(**in.memo).products;
+      reuse.derivable = in.since_memo && gemm::changed_parts(*in.since_memo, reuse.changed_rows, reuse.changed_cols);
+    }
     ReferenceResult kept;
     const bool keep = in.keep_ref != nullptr;
     CompareStats s = compare_to_reference(backend, p, tol, in.out[C], in.device[A], in.device[B],
                                           reads_c0(p) ? in.device[C] : nullptr, in.deadline, keep ? &kept : nullptr,
-                                          &class_refs);
+                                          &class_refs, reuse.kept ? &reuse : nullptr);
     for (BadElement& e : s.first_bad) e.tensor = C;
     if (in.aggregate_precision) s.excess = rms_excess(p, in.compute, s);
     if (keep) {

@@ -67,6 +67,19 @@ SparseChange sparse_change(const Problem& c) {
   return draw_sparse_change(to_case(c), candidates);
 }
 
+bool changed_parts(const SparseChange& change, std::vector<int64_t>& rows, std::vector<int64_t>& cols) {
+  const Patch& p = change.patch;
+  if (change.tensor < 0 || change.tensor == C || !p.any()) return true;
+  if (change.tensor == B && p.row >= 0) return false;
+  std::vector<int64_t>& into = change.tensor == A ? rows : cols;
+  if (p.row >= 0) into.push_back(p.row);
+  for (int32_t i = 0; i < p.listed; ++i)  // keep_position: (row << 32) | col
+    into.push_back(change.tensor == A ? int64_t(p.at[i] >> 32) : int64_t(p.at[i] & 0xffffffffull));
+  std::sort(into.begin(), into.end());
+  into.erase(std::unique(into.begin(), into.end()), into.end());
+  return true;
+}
+
 namespace {
 
 constexpr const char* kNames[3] = {"A", "B", "C"};

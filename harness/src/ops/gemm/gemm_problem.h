@@ -62,6 +62,11 @@ RecipeParams recipe_params(const Problem& c, Operand which);
 // its inputs cannot tell the call from the one before. tensor < 0: nothing
 // the math reads can change (alpha == beta == 0, or empty tensors).
 SparseChange sparse_change(const Problem& c);
+// The rows of C that `change` touches (a change of A's rows) and its
+// columns (a change of B's columns), sorted; false when it touches all of C
+// (a whole row of B is one k index: every element of C). A change of C0, or
+// none (tensor < 0), touches no product of A and B: true with both empty.
+bool changed_parts(const SparseChange& change, std::vector<int64_t>& rows, std::vector<int64_t>& cols);
 
 // Lets `requires` expressions see m, n, k, alpha, beta and tensors A, B, C.
 class Context final : public EvalContext {

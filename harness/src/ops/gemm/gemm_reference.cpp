@@ -13,17 +13,17 @@
 namespace assay::gemm {
 
 void reference_rows(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b, const std::byte* c0,
-                    const reference::RowBlockVisitor& visit, ResultsIn where) {
+                    const reference::RowBlockVisitor& visit, ResultsIn where, reference::ProductReuse* reuse) {
   auto t = tensors(c);
   reference_on(backend, reference::GemmOperands{a, t[A], b, t[B], c.beta != 0.0 ? c0 : nullptr, t[C], c.alpha, c.beta},
-               visit, where);
+               visit, where, reuse);
 }
 
 void reference_on(Backend& backend, const reference::GemmOperands& op, const reference::RowBlockVisitor& visit,
-                  ResultsIn where) {
+                  ResultsIn where, reference::ProductReuse* reuse) {
   if (backend.kind() == BackendKind::cuda) {
     auto& cuda = static_cast<CudaBackend&>(backend);
-    reference::gemm_cublas(cuda.cublas(), cuda.stream(), op, visit, where == ResultsIn::backend);
+    reference::gemm_cublas(cuda.cublas(), cuda.stream(), op, visit, where == ResultsIn::backend, reuse);
   } else {
     reference::gemm_eigen(op, visit);
   }
@@ -91,7 +91,8 @@ void class_references(ClassReferences& out, const Problem& c, Compute compute, c
 
 CompareStats compare_to_reference(Backend& backend, const Problem& c, const Tolerance& tol, const std::byte* out,
                                   const std::byte* a, const std::byte* b, const std::byte* c0,
-                                  const Deadline& deadline, ReferenceResult* keep, const ClassReferences* class_refs) {
+                                  const Deadline& deadline, ReferenceResult* keep, const ClassReferences* class_refs,
+                                  reference::ProductReuse* reuse) {
   const TensorGeom g = tensors(c)[C];
   CompareStats total;
   if (keep) keep->ref.resize(size_t(c.m * c.n)), keep->bound.resize(size_t(c.m * c.n));
@@ -113,7 +114,7 @@ CompareStats compare_to_reference(Backend& backend, const Problem& c, const Tole
       read_doubles(backend, block.ref, len, keep->ref.data() + at);
       read_doubles(backend, block.bound, len, keep->bound.data() + at);
     }
-  }, ResultsIn::backend);
+  }, ResultsIn::backend, reuse);
   return total;
 }
 

@@ -10,6 +10,7 @@
 #include "core/deadline.h"
 #include "judge/compare.h"
 #include "ops/gemm/gemm_operands.h"
+#include "ops/gemm/gemm_reference_cuda.h"
 
 namespace assay::gemm {
 
@@ -20,14 +21,17 @@ struct ReferenceResult {
 // The reference engine for where the operands live (cuBLAS DGEMM on the
 // cuda backend, Eigen on the host), for any GemmOperands (fp8_gemm's
 // block-scaled ones too).
+// reuse: products kept between the calls of a case (cuda only; the host
+// ignores it and computes whole).
 void reference_on(Backend& backend, const reference::GemmOperands& op, const reference::RowBlockVisitor& visit,
-                  ResultsIn where = ResultsIn::host);
+                  ResultsIn where = ResultsIn::host, reference::ProductReuse* reuse = nullptr);
 
 // a, b, c0 point at the operands' data starts in the backend's memory; c0 is
 // ignored when beta == 0. The result in blocks of rows, in order
 // (reference::reference_block_rows): the host holds one block at a time.
 void reference_rows(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b, const std::byte* c0,
-                    const reference::RowBlockVisitor& visit, ResultsIn where = ResultsIn::host);
+                    const reference::RowBlockVisitor& visit, ResultsIn where = ResultsIn::host,
+                    reference::ProductReuse* reuse = nullptr);
 // The whole result at once (24 bytes per element of C: for small cases, dumps, baselines).
 ReferenceResult reference(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b,
                           const std::byte* c0);
@@ -60,6 +64,7 @@ void class_references(ClassReferences& out, const Problem& c, Compute compute, c
 CompareStats compare_to_reference(Backend& backend, const Problem& c, const Tolerance& tol, const std::byte* out,
                                   const std::byte* a, const std::byte* b, const std::byte* c0,
                                   const Deadline& deadline, ReferenceResult* keep = nullptr,
-                                  const ClassReferences* class_refs = nullptr);
+                                  const ClassReferences* class_refs = nullptr,
+                                  reference::ProductReuse* reuse = nullptr);
 
 }  // namespace assay::gemm

@@ -50,34 +50,81 @@ __global__ void combine_kernel(const double* ab, const double* abs_ab, const std
   }
 }
 
+// A changed part past this many rows and columns is recomputed whole: one
+// DGEMM beats many thin ones.
+constexpr size_t kMaxDerivedParts = 64;
+
 }  // namespace
 
+struct DeviceProducts {
+  int64_t m, n;
+  bool whole = false;  // every product computed (a failure part way leaves nothing to derive from)
+  DeviceArray ab, abs_ab;
+  DeviceProducts(int64_t rows, int64_t cols, cudaStream_t s) : m(rows), n(cols), ab(rows * cols, s), abs_ab(rows * cols, s) {}
+};
+void DeviceProductsDeleter::operator()(DeviceProducts* p) const { delete p; }
+
 void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const RowBlockVisitor& visit,
-                 bool in_device) {
+                 bool in_device, ProductReuse* reuse) {
   auto stream = cudaStream_t(stream_ptr);
   const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
   if (m == 0 || n == 0) return;
-  DeviceArray ab(m * n, stream), abs_ab(m * n, stream);
-  check(cudaMemsetAsync(ab.p, 0, m * n * sizeof(double), stream), "memset");
-  check(cudaMemsetAsync(abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
-  if (k > 0 && op.alpha != 0.0) {  // the widened operands are freed before the blocks
+  // The products: this call's own, or kept for the next call (and maybe
+  // derived from the last one's).
+  KeptProducts local;
+  KeptProducts& prods = reuse && reuse->kept ? *reuse->kept : local;
+  const bool derive = reuse && reuse->derivable && prods && prods->whole && prods->m == m && prods->n == n &&
+                      reuse->changed_rows.size() + reuse->changed_cols.size() <= kMaxDerivedParts;
+  if (!derive) {
+    if (!prods || prods->m != m || prods->n != n) prods.reset(new DeviceProducts(m, n, stream));
+    check(cudaMemsetAsync(prods->ab.p, 0, m * n * sizeof(double), stream), "memset");
+    check(cudaMemsetAsync(prods->abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
+  }
+  if (reuse) reuse->derived = derive;
+  prods->whole = false;
+  const bool changed = !derive || !reuse->changed_rows.empty() || !reuse->changed_cols.empty();
+  double* ab = prods->ab.p;
+  double* abs_ab = prods->abs_ab.p;
+  if (k > 0 && op.alpha != 0.0 && changed) {  // the widened operands are freed before the blocks
     DeviceArray a(m * k, stream), a_abs(m * k, stream), b(k * n, stream), b_abs(k * n, stream);
     widen_kernel<<<blocks_for(m * k), 256, 0, stream>>>(op.a, op.ga, op.sa, a.p, a_abs.p);
     widen_kernel<<<blocks_for(k * n), 256, 0, stream>>>(op.b, op.gb, op.sb, b.p, b_abs.p);
     check(cudaGetLastError(), "widen launch");
     const double one = 1.0, zero = 0.0;
     // 64-bit cuBLAS API: m, n, k and leading dimensions may pass 2^31.
-    check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a.p, m, b.p, k, &zero, ab.p, m), "DGEMM");
-    check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a_abs.p, m, b_abs.p, k, &zero, abs_ab.p, m),
-          "DGEMM |A||B|");
+    if (!derive) {
+      check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a.p, m, b.p, k, &zero, ab, m), "DGEMM");
+      check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a_abs.p, m, b_abs.p, k, &zero, abs_ab, m),
+            "DGEMM |A||B|");
+    }
+    // Derived: row r of the products is row r of A times B (A's row r: a 1 x k
+    // matrix at a + r with leading dimension m, and so the product's row);
+    // column j is A times column j of B (at b + j*k, the product's at j*m).
+    if (derive)
+      for (int64_t r : reuse->changed_rows) {
+        if (r < 0 || r >= m) continue;
+        check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, n, k, &one, a.p + r, m, b.p, k, &zero, ab + r, m),
+              "DGEMM row");
+        check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, n, k, &one, a_abs.p + r, m, b_abs.p, k, &zero,
+                             abs_ab + r, m), "DGEMM |A||B| row");
+      }
+    if (derive)
+      for (int64_t j : reuse->changed_cols) {
+        if (j < 0 || j >= n) continue;
+        check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, 1, k, &one, a.p, m, b.p + j * k, k, &zero, ab + j * m,
+                             m), "DGEMM column");
+        check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, 1, k, &one, a_abs.p, m, b_abs.p + j * k, k, &zero,
+                             abs_ab + j * m, m), "DGEMM |A||B| column");
+      }
   }
+  prods->whole = true;
   const int64_t block = reference_block_rows(m, n, 0);
   DeviceArray out_ref(block * n, stream), out_bound(block * n, stream), out_terms(block * n, stream);
   const size_t host_count = in_device ? 0 : size_t(block * n);
   std::vector<double> ref(host_count), bound(host_count), terms(host_count);
   for (int64_t row0 = 0; row0 < m; row0 += block) {
     const int64_t rows = std::min(block, m - row0);
-    combine_kernel<<<blocks_for(rows * n), 256, 0, stream>>>(ab.p, abs_ab.p, op.c0, op.gc, op.alpha, op.beta, row0,
+    combine_kernel<<<blocks_for(rows * n), 256, 0, stream>>>(ab, abs_ab, op.c0, op.gc, op.alpha, op.beta, row0,
                                                              rows, GemmResult{out_ref.p, out_bound.p, out_terms.p});
     check(cudaGetLastError(), "combine launch");
     if (in_device) {  // the visitor's work is queued on the same stream

@@ -1,11 +1,37 @@
 // Device reference: cuBLAS DGEMM on exactly widened operands (device pointers
 // in `op`), computing A*B and |A|*|B| in FP64; results land in host arrays.
 #pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
 #include "ops/gemm/gemm_operands.h"
 
 struct cublasContext;
 
 namespace assay::reference {
+
+// A*B and |A|*|B| in FP64 (column-major m x n, device memory) as one call
+// computed them, kept for the case's next judged call (defined in the .cu).
+struct DeviceProducts;
+struct DeviceProductsDeleter {
+  void operator()(DeviceProducts* p) const;
+};
+using KeptProducts = std::unique_ptr<DeviceProducts, DeviceProductsDeleter>;
+
+// Reusing a call's products for a later call of the same case: when the
+// later call's A and B are the earlier's but for a few rows of A (rows of
+// the result to recompute) and a few columns of B (its columns), only
+// those are computed again (C0 is read afresh either way). Row-wise and
+// column-wise DGEMMs on the same FP64 operands, so the derived products
+// are as exact as a full recompute (they may differ from it only in the
+// last bits of FP64 rounding).
+struct ProductReuse {
+  KeptProducts* kept = nullptr;  // in: the earlier call's products (empty: none); out: this call's
+  bool derivable = false;        // *kept holds this call's products but for the rows and columns below
+  std::vector<int64_t> changed_rows, changed_cols;
+  bool derived = false;          // out: they were derived, not computed whole
+};
 
 // Hands the result to `visit` in blocks of rows (host arrays, reused from
 // block to block; reference_block_rows(m, n, 0) rows each). Device scratch:
@@ -14,7 +40,8 @@ namespace assay::reference {
 // device has no room); whatever `visit` throws ends it.
 // in_device: the blocks are handed over in device memory (judging on the
 // device), otherwise downloaded first.
+// reuse: products kept between calls (above); nullptr: computed and freed here.
 void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, const RowBlockVisitor& visit,
-                 bool in_device = false);
+                 bool in_device = false, ProductReuse* reuse = nullptr);
 
 }  // namespace assay::reference
