@@ -57,7 +57,7 @@ class CaseRun {
       if (b.data) be_.release(b);
   }
   // 1 fresh, 2 fresh inputs, 3 a sparse change of call 2's, 4 call 3 again.
-  int calls() const { return opt_.first_call_inputs_of > 1 ? 1 : opt_.deterministic ? 4 : 3; }
+  int calls() const { return calls_per_case(opt_); }
   double timeout() const { return opt_.timeout_s > 0 ? opt_.timeout_s : op_.default_timeout(c_, be_.kind()); }
 
   // One call at a time: sets up the next call (its inputs drawn, snapshots

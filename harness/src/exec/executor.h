@@ -64,6 +64,13 @@ struct CaseOutcome {
   CaseTensors tensors;   // only with keep_tensors
 };
 
+// The candidate calls one case makes (docs/cases.md): 1 fresh, 2 fresh
+// inputs, 3 a sparse change, and for a deterministic spec 4, call 3 again;
+// a confirmation run makes one.
+inline int calls_per_case(const ExecOptions& opt) {
+  return opt.first_call_inputs_of > 1 ? 1 : opt.deterministic ? 4 : 3;
+}
+
 // Cases small enough to plan: their copies cost less than the turns they
 // save (Op::plannable: by default up to 2^28 of work and 4 MiB of tensors).
 bool plannable(const Op& op, const Case& c);
