@@ -18,6 +18,9 @@
 // written with --json FILE (GPU, date, commit, targets, met).
 //
 //   assay_bench_speed [--spec SPEC] [--backend cuda|host] [--seconds S] [--out FILE.md] [--json FILE.json]
+//                     [--sizes 32,512,...] [--gate-only 1]
+// --sizes: only these of the shapes; --gate-only 1: only the gate path's
+// cases/s (for a profiler's timeline of it: bench/trace/), no other figure.
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -135,6 +138,8 @@ int main(int argc, char** argv) {
   std::string backend_name = "cuda";
   double seconds = 5;
   fs::path spec_file, out, json_out;
+  std::string only_sizes;
+  bool gate_only = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--spec") spec_file = argv[i + 1];
@@ -142,6 +147,8 @@ int main(int argc, char** argv) {
     else if (a == "--seconds") seconds = std::stod(argv[i + 1]);
     else if (a == "--out") out = argv[i + 1];
     else if (a == "--json") json_out = argv[i + 1];
+    else if (a == "--sizes") only_sizes = "," + std::string(argv[i + 1]) + ",";
+    else if (a == "--gate-only") gate_only = std::string(argv[i + 1]) != "0";
   }
   const BackendKind kind = backend_name == "host" ? BackendKind::host : BackendKind::cuda;
   if (spec_file.empty())
@@ -174,6 +181,7 @@ int main(int argc, char** argv) {
   std::string overhead, profile, ceiling_text;
   nlohmann::json figures = nlohmann::json::object();
   for (const Size& size : sizes) {
+    if (!only_sizes.empty() && only_sizes.find(fmt::format(",{},", size.s)) == std::string::npos) continue;
     Minimal minimal(*be, square(spec, size.s, 1));
     auto case_at = [&](uint64_t i) { return gemm::to_case(square(spec, size.s, 1000 + i)); };
     // As the gate runs small cases with a worker: planned, kBatchCases per exchange.
@@ -186,9 +194,21 @@ int main(int argc, char** argv) {
       return true;
     };
     const int warm = size.s >= 4096 ? 1 : 20;
+    const int min_cases = size.s >= 4096 ? 3 : 10;
+    if (gate_only) {  // as the gate runs it, nothing else
+      const bool batch = planned && planning_pays(kind);
+      timed(0, warm, [&](uint64_t i) { return batch ? planned_at(worker, i, kBatchCases)
+                                                    : run_case(op, *be, worker, case_at(i), exec).verdict == Verdict::pass; });
+      const Rate r = timed(seconds, min_cases, [&](uint64_t i) {
+        return batch ? planned_at(worker, i, kBatchCases)
+                     : run_case(op, *be, worker, case_at(i), exec).verdict == Verdict::pass;
+      }, batch ? int(kBatchCases) : 1);
+      table += fmt::format("| {} | gate path only: {:.1f} cases/s ({} cases) |\n", size.name, r.per_s(), r.cases);
+      figures[fmt::format("{}", size.s)]["gate_cases_per_s"] = r.per_s();
+      continue;
+    }
     timed(0, warm, [&](uint64_t i) { return minimal.one_case(kernel.run, spec, i); });
     timed(0, warm, [&](uint64_t i) { return run_case(op, *be, worker, case_at(i), exec).verdict == Verdict::pass; });
-    const int min_cases = size.s >= 4096 ? 3 : 10;
     Rate bare = timed(seconds, min_cases, [&](uint64_t i) { return minimal.one_case(kernel.run, spec, i); });
     in_process.calls = 0, in_process.seconds = 0;
     Rate in = timed(seconds, min_cases,
@@ -317,7 +337,7 @@ int main(int argc, char** argv) {
   // harness's first small piece of work take right after a worker call,
   // against the same work right after other harness work?
   std::string turns;
-  if (kind == BackendKind::cuda) {
+  if (kind == BackendKind::cuda && !gate_only) {
     Minimal m(*be, square(spec, 32, 1));
     m.fill(1);
     auto harness_work = [&] {
