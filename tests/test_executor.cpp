@@ -121,6 +121,22 @@ int counted(const assay_call* call) {
   return naive_gemm(call);
 }
 
+// Records each call's A, B and C (as handed: C0 when beta != 0) by logical
+// position, then computes correctly.
+std::vector<std::vector<std::vector<float>>> g_calls_seen;  // per call: A, B, C row-major
+int records_calls(const assay_call* call) {
+  std::vector<std::vector<float>> seen;
+  for (const DLTensor* t : {&call->inputs[0], &call->inputs[1], (const DLTensor*)&call->outputs[0]}) {
+    Mat x(*t);
+    std::vector<float> v;
+    for (int64_t i = 0; i < x.rows; ++i)
+      for (int64_t j = 0; j < x.cols; ++j) v.push_back(x.at(i, j));
+    seen.push_back(std::move(v));
+  }
+  g_calls_seen.push_back(std::move(seen));
+  return naive_gemm(call);
+}
+
 gemm::Problem make_case(int64_t m, int64_t n, int64_t k, double alpha, double beta, Recipe r = Recipe::uniform) {
   gemm::Problem c;
   c.m = m, c.n = n, c.k = k;
@@ -212,6 +228,64 @@ TEST_CASE("executor: four calls when deterministic, three otherwise; tensors kep
       double ref = o.tensors.ref[gemm::C][size_t(i * c.n + j)];
       CHECK(std::fabs(got - ref) <= 1e-5 * o.tensors.bound[gemm::C][size_t(i * c.n + j)] + 1e-30);
     }
+}
+
+TEST_CASE("executor: GEMM's call 2 is call 1 moved round, call 3 call 2 with the sparse change", "[executor]") {
+  for (gemm::Problem c : {make_case(6, 5, 4, 1, 1), make_case(9, 1, 3, 0.5, 2), make_case(1, 7, 5, 1, 0)}) {
+    c.a = gemm::make_layout(c.m, c.k, true, 1, 2);  // the moves are logical: any layout
+    INFO(describe(gemm::to_case(c)));
+    const Relabeling moved = gemm::relabeling(c);
+    REQUIRE(moved.of.size() == 3);
+    const int64_t r = moved.of[gemm::C].by_rows, s = moved.of[gemm::C].by_cols;
+    CHECK(r == moved.of[gemm::A].by_rows);
+    CHECK(s == moved.of[gemm::B].by_cols);
+    CHECK((c.m > 1 ? r >= 1 && r < c.m : r == 0));
+    CHECK((c.n > 1 ? s >= 1 && s < c.n : s == 0));
+    g_calls_seen.clear();
+    CHECK(run(records_calls, c).verdict == Verdict::pass);
+    REQUIRE(g_calls_seen.size() == 4);
+    const int64_t rows[3] = {c.m, c.k, c.m}, cols[3] = {c.k, c.n, c.n};
+    const int64_t by_rows[3] = {r, 0, r}, by_cols[3] = {0, s, s};
+    int moved_elements = 0;
+    for (int t = 0; t < 3; ++t) {
+      if (t == gemm::C && c.beta == 0) continue;  // poison, not drawn
+      for (int64_t i = 0; i < rows[t]; ++i)
+        for (int64_t j = 0; j < cols[t]; ++j) {
+          const float was = g_calls_seen[0][t][size_t((i + by_rows[t]) % rows[t] * cols[t] + (j + by_cols[t]) % cols[t])];
+          const float now = g_calls_seen[1][t][size_t(i * cols[t] + j)];
+          CHECK(now == was);
+          moved_elements += g_calls_seen[0][t][size_t(i * cols[t] + j)] != now;
+        }
+    }
+    CHECK(moved_elements > 0);  // the values changed place
+    // Call 3: call 2's but for the change; call 4: call 3's.
+    const SparseChange change = gemm::sparse_change(c);
+    REQUIRE(change.tensor >= 0);
+    int changed = 0;
+    for (int t = 0; t < 3; ++t)
+      for (size_t e = 0; e < g_calls_seen[1][size_t(t)].size(); ++e) {
+        if (t == gemm::C && c.beta == 0) continue;
+        const bool differs = g_calls_seen[2][size_t(t)][e] != g_calls_seen[1][size_t(t)][e];
+        if (t != change.tensor) CHECK_FALSE(differs);
+        changed += differs;
+        CHECK(g_calls_seen[3][size_t(t)][e] == g_calls_seen[2][size_t(t)][e]);
+      }
+    CHECK(changed > 0);
+  }
+}
+
+TEST_CASE("executor: a broadcast operand's call 2 is drawn afresh, not moved", "[executor]") {
+  gemm::Problem c = make_case(6, 5, 4, 1, 0);
+  c.a = gemm::Layout{0, 1, 0};  // every row of A the same memory
+  g_calls_seen.clear();
+  CHECK(run(records_calls, c).verdict == Verdict::pass);
+  REQUIRE(g_calls_seen.size() == 4);
+  // Call 2's A is one row repeated, as call 1's, but with other values.
+  for (int64_t i = 1; i < c.m; ++i)
+    for (int64_t j = 0; j < c.k; ++j) CHECK(g_calls_seen[1][0][size_t(i * c.k + j)] == g_calls_seen[1][0][size_t(j)]);
+  int differ = 0;
+  for (int64_t j = 0; j < c.k; ++j) differ += g_calls_seen[1][0][size_t(j)] != g_calls_seen[0][0][size_t(j)];
+  CHECK(differ > 0);
 }
 
 TEST_CASE("executor: writing C[-1] is an out-of-bounds write", "[executor]") {

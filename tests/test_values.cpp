@@ -306,6 +306,33 @@ TEST_CASE("patch: covered kept elements get other bits, every other element keep
   CHECK(changed_zero > 0);
 }
 
+TEST_CASE("rotation: each element draws its source's value, keep moving with it, the patch staying put", "[values]") {
+  for (Recipe r : {Recipe::ints, Recipe::uniform, Recipe::specials})
+    for (DType t : {DType::f32, DType::bf16}) {
+      INFO(name(r) << " " << name(t));
+      RecipeParams p = params(r);
+      p.density = 0.25;
+      p.keep.lo = 0.0, p.keep.hi = 0.6;
+      RecipeParams moved = p;
+      moved.rotation = Rotation{3, 5, 7, 9};
+      RecipeParams patched = moved;
+      patched.patch.seed = 11, patched.patch.listed = 1, patched.patch.at[0] = keep_position(6, 8);
+      int differ = 0;
+      for (uint64_t i = 0; i < 7; ++i)
+        for (uint64_t j = 0; j < 9; ++j) {
+          const uint64_t from = recipe_bits(p, t, 42, 1, (i + 3) % 7, (j + 5) % 9);
+          CHECK(recipe_bits(moved, t, 42, 1, i, j) == from);
+          differ += recipe_bits(p, t, 42, 1, i, j) != from;
+          // The patch is where it says, kept where the moved value is kept.
+          const bool covered = i == 6 && j == 8 && keeps(p.keep, 1, (i + 3) % 7, (j + 5) % 9);
+          CHECK((recipe_bits(patched, t, 42, 1, i, j) != from) == covered);
+        }
+      CHECK(differ > 0);
+    }
+  CHECK_FALSE(Rotation{}.any());
+  CHECK(Rotation{0, 1, 1, 2}.any());
+}
+
 TEST_CASE("sparse_change: one tensor the result reads, positions inside it that vary with the seed", "[values]") {
   std::set<uint64_t> positions;
   int kinds[3] = {0, 0, 0};

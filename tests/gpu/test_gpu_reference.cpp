@@ -10,24 +10,13 @@
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
 #include "ops/gemm/gemm_reference.h"
+#include "gemm_cases.h"
 
 using namespace assay;
 
 namespace {
 
-gemm::Problem small_case(uint64_t i, DType t) {
-  gemm::Problem c;
-  c.m = 1 + int64_t(i * 7 % 40), c.n = 1 + int64_t(i * 13 % 33), c.k = int64_t(i * 5 % 70);
-  c.a_type = c.b_type = c.c_type = t;
-  c.a = gemm::make_layout(c.m, c.k, i % 2, i % 3, i % 2);
-  c.b = gemm::make_layout(c.k, c.n, (i / 2) % 2, 0, i % 3 == 1);
-  c.c = gemm::make_layout(c.m, c.n, (i / 3) % 2, i % 4, 0);
-  c.recipe = Recipe(i % 4);
-  c.alpha = i % 5 == 0 ? 0.7 : 1.0;
-  c.beta = i % 3 == 0 ? 0.0 : 1.3;
-  c.seed = 1000 + i;
-  return c;
-}
+gemm::Problem small_case(uint64_t i, DType t) { return test::varied_gemm_case(i, t, 40, 33, 0, 1000); }
 
 // Fills the case's operands on one backend and returns their host images and the reference.
 struct Filled {

@@ -79,6 +79,25 @@ struct Patch {
   }
 };
 
+// A relabelled draw (Op::relabeling, docs/cases.md): element (r, c) of the
+// rows x cols matrix view takes what the plain draw gives element
+// ((r + by_rows) mod rows, (c + by_cols) mod cols), its keep included, so
+// the tensor holds the same values moved round. by_rows in [0, rows) and
+// by_cols in [0, cols): the source is found without a division.
+struct Rotation {
+  int64_t by_rows = 0, by_cols = 0;
+  int64_t rows = 0, cols = 0;
+  ASSAY_HD bool any() const { return by_rows > 0 || by_cols > 0; }
+  ASSAY_HD uint64_t source_row(uint64_t r) const {
+    const uint64_t s = r + uint64_t(by_rows);
+    return s >= uint64_t(rows) && by_rows > 0 ? s - uint64_t(rows) : s;
+  }
+  ASSAY_HD uint64_t source_col(uint64_t c) const {
+    const uint64_t s = c + uint64_t(by_cols);
+    return s >= uint64_t(cols) && by_cols > 0 ? s - uint64_t(cols) : s;
+  }
+};
+
 // Parameters of one recipe for one tensor: chosen by the op's generator from
 // the case (dims, dtypes) so that results stay representable.
 struct RecipeParams {
@@ -92,6 +111,7 @@ struct RecipeParams {
   // as a kernel sees them after converting them into its compute type.
   Compute rounded_to = Compute::f64;
   Patch patch;                     // elements changed against the same seed's draw
+  Rotation rotation;               // the draw moved round (the patch stays where it says)
   // Whole rows of one value (row-wise ops' fully masked rows): each row of
   // the matrix view, with probability row_fill drawn from the seed and the
   // row, takes row_value in every kept element instead of the recipe's draw.
@@ -178,17 +198,20 @@ ASSAY_HD double drawn_value(const RecipeParams& p, DType t, uint64_t seed, uint3
   }
 }
 
-// Raw value of element (row, col): the recipe's, or where the patch covers
-// a kept element, a value whose stored bits differ from the recipe's
-// (nonzero even where an ints density would give 0, so the change is real).
+// Raw value of element (row, col): the recipe's (at the rotation's source),
+// or where the patch covers a kept element, a value whose stored bits differ
+// from the recipe's (nonzero even where an ints density would give 0, so the
+// change is real).
 ASSAY_HD double recipe_value(const RecipeParams& p, DType t, uint64_t seed, uint32_t tensor,
                              uint64_t row, uint64_t col) {
-  const double old = drawn_value(p, t, seed, tensor, row, col);
+  const uint64_t from_row = p.rotation.source_row(row), from_col = p.rotation.source_col(col);
+  const double old = drawn_value(p, t, seed, tensor, from_row, from_col);
   // A patch honours keep: the shrinker's cut to fewer nonzeros holds in every call.
-  if (!p.patch.any() || !p.patch.covers(row, col) || !keeps(p.keep, tensor, row, col)) return old;
+  if (!p.patch.any() || !p.patch.covers(row, col) || !keeps(p.keep, tensor, from_row, from_col)) return old;
   RecipeParams q = p;
   q.keep = Keep{};
   q.patch = Patch{};
+  q.rotation = Rotation{};
   if (q.recipe == Recipe::ints) q.density = 1.0;  // (for specials density is how many are special)
   for (uint64_t j = 0; j < 8; ++j) {
     const double v = drawn_value(q, t, p.patch.seed + j, tensor, row, col);

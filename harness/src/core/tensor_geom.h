@@ -49,6 +49,8 @@ struct TensorGeom {
   // The element at (row, col) of the matrix view, in elements from the data start.
   ASSAY_HD int64_t index(int64_t row, int64_t col) const {
     if (ndim == 0) return offset;
+    // A matrix's rows are its own (no division: kernels index every element).
+    if (ndim == 2) return offset + row * strides[0] + col * strides[1];
     int64_t at = offset + col * strides[ndim - 1];
     for (int d = ndim - 2; d >= 0; --d) {
       const int64_t extent = shape[d] > 0 ? shape[d] : 1;

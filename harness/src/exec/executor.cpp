@@ -22,7 +22,19 @@ class CaseRun {
   // planned: every call is set up front (plan()), its inputs staged where
   // the candidate's process copies them from; otherwise one call at a time.
   CaseRun(const Op& op, Backend& be, const Case& c, const ExecOptions& opt, bool planned)
-      : op_(op), be_(be), c_(c), opt_(opt), n_(c.tensors.size()), planned_(planned), change_(op.sparse_change(c)) {
+      : op_(op), be_(be), c_(c), opt_(opt), n_(c.tensors.size()), planned_(planned), change_(op.sparse_change(c)),
+        relabel_(op.relabeling(c)) {
+    // A broadcast tensor holds one value for many elements: moved round, its
+    // elements would not be the earlier ones moved, so such a case draws afresh.
+    for (size_t i = 0; i < relabel_.of.size() && i < n_; ++i) {
+      const Rotation& r = relabel_.of[i];
+      const TensorGeom g = c.geom(int(i));
+      if (r.any() && (r.rows != g.rows() || r.cols != g.cols() || r.by_rows >= std::max<int64_t>(r.rows, 1) ||
+                      r.by_cols >= std::max<int64_t>(r.cols, 1)))
+        throw InfraError(fmt::format("op {}: a relabelling that does not fit tensor {}", op.name(), c.tensors[i].name));
+      if (r.any() && g.broadcasts()) relabel_.of.clear();
+    }
+    if (!relabel_.any()) relabel_.of.clear();
     const Allocation alloc = opt.exact_alloc ? Allocation::exact : Allocation::guarded;
     t_.resize(n_), init_.resize(n_), snapshots_.resize(n_);
     for (size_t i = 0; i < n_; ++i) {
@@ -119,20 +131,36 @@ class CaseRun {
 
  private:
   bool is_input(size_t i) const { return c_.tensors[i].role == Role::input; }
-  // Calls 2 to 4 draw from one seed; call 3 changes a few of those values.
-  // (A confirmation run's call 1 draws as call first_call_inputs_of does.)
+  // Calls 2 to 4 draw from one seed: call 1's relabelled where the op has a
+  // relabelling (Op::relabeling), another otherwise; call 3 changes a few of
+  // those values. (A confirmation run's call 1 draws as call
+  // first_call_inputs_of does.)
   int inputs_of(int call) const { return call == 1 ? opt_.first_call_inputs_of : call; }
-  uint64_t seed_of(int call) const { return inputs_of(call) == 1 ? c_.seed : mix64(c_.seed ^ 0x5eed0002ull); }
-  // How call `later`'s inputs differ from call `earlier`'s: not at all,
-  // by the sparse change, or (nullptr) wholly (another seed).
-  const SparseChange* change_since(int earlier, int later) const {
-    if (seed_of(earlier) != seed_of(later)) return nullptr;
-    const bool before = inputs_of(earlier) >= 3, after = inputs_of(later) >= 3;
-    if (before == after) return &no_change_;
-    return !before && after ? &change_ : nullptr;
+  uint64_t seed_of(int call) const {
+    return inputs_of(call) == 1 || relabel_.any() ? c_.seed : mix64(c_.seed ^ 0x5eed0002ull);
+  }
+  // How call `later`'s inputs differ from call `earlier`'s: not at all, by
+  // the sparse change, relabelled, or wholly (another seed).
+  InputDelta change_since(int earlier, int later) const {
+    struct Inputs {
+      uint64_t seed;
+      bool moved, patched;
+    };
+    auto inputs = [&](int call) {
+      const int k = inputs_of(call);
+      return Inputs{seed_of(call), k >= 2 && relabel_.any(), k >= 3};
+    };
+    const Inputs x = inputs(earlier), y = inputs(later);
+    InputDelta d;
+    if (x.seed != y.seed) return d;
+    if (x.moved == y.moved && x.patched == y.patched) d.kind = InputDelta::Kind::same;
+    else if (x.moved == y.moved && !x.patched && y.patched) d.kind = InputDelta::Kind::sparse, d.change = &change_;
+    else if (!x.moved && y.moved && !x.patched && !y.patched) d.kind = InputDelta::Kind::relabeled, d.relabeling = &relabel_;
+    return d;
   }
   RecipeParams params(int call, size_t i) const {
     RecipeParams p = op_.params_for(c_, int(i));
+    if (inputs_of(call) >= 2 && i < relabel_.of.size()) p.rotation = relabel_.of[i];
     if (inputs_of(call) >= 3 && int(i) == change_.tensor) p.patch = change_.patch;
     return p;
   }
@@ -297,7 +325,8 @@ class CaseRun {
     std::vector<std::vector<double>> ref, bound;
     JudgeInput in{c_, device, out_at, drawn, seed_of(call), opt_.compute, opt_.tolerance_scale, opt_.subnormals,
                   opt_.deadline, keep ? &ref : nullptr, keep ? &bound : nullptr};
-    in.memo = &memo_, in.since_memo = memo_call_ > 0 ? change_since(memo_call_, call) : nullptr;
+    in.memo = &memo_;
+    if (memo_call_ > 0) in.since_memo = change_since(memo_call_, call);
     out.stats = op_.judge(be_, in);
     memo_call_ = call;
     if (keep) {
@@ -385,7 +414,7 @@ class CaseRun {
   } staged_[2];
   std::vector<Buffer> captures_[4];  // planned: each buffer as each call left it
   SparseChange change_;  // call 3's edit of call 2's inputs
-  const SparseChange no_change_{};  // tensor -1: the same inputs
+  Relabeling relabel_;   // call 2's inputs as call 1's moved round (none: drawn afresh)
   // What the op kept of judging call memo_call_ (JudgeInput::memo): call 3
   // derives its reference from call 2's, call 4 (when judged) from call 3's.
   std::unique_ptr<JudgeMemo> memo_;

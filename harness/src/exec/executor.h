@@ -1,7 +1,9 @@
 // Runs one case against a candidate with every guard on, and judges it:
 //   call 1: fresh, poisoned memory; guards, inputs and output checked; the
 //           reference is computed only after the candidate ran;
-//   call 2: freshly drawn inputs in the same buffers (stale or cached answers);
+//   call 2: new inputs in the same buffers (stale or cached answers): call
+//           1's moved round where the op has a relabelling (Op::relabeling:
+//           GEMM), so its reference is call 1's moved; else freshly drawn;
 //   call 3: call 2's inputs with a few elements changed, at positions drawn
 //           per case (answers cached on a partial fingerprint of the inputs);
 //   call 4: a bitwise repeat of call 3 when the spec says deterministic.

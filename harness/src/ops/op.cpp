@@ -126,6 +126,8 @@ bool Op::is_huge(const Case& c, const CodecLimits& lim) const {
   return std::any_of(c.sizes.begin(), c.sizes.end(), [&](auto& s) { return s.value >= lim.max_dim; });
 }
 
+Relabeling Op::relabeling(const Case&) const { return {}; }
+
 SparseChange Op::sparse_change(const Case& c) const {
   std::vector<int> candidates;  // the tensors the result reads
   for (size_t i = 0; i < c.tensors.size(); ++i) {

@@ -49,6 +49,29 @@ struct SparseChange {
   Patch patch;
 };
 
+// The relabelled call (docs/cases.md): where an op has one, call 2's inputs
+// are call 1's moved round (Rotation, per tensor; none for outputs it does
+// not read) instead of a fresh draw, so that its reference is call 1's moved
+// the same way (GEMM: A's rows with C's, B's columns with C's) and need not
+// be computed again. The values still move under the candidate: an answer
+// kept from call 1 or left in place is wrong at call 2.
+struct Relabeling {
+  std::vector<Rotation> of;  // per tensor; empty: none (call 2 draws afresh from another seed)
+  bool any() const {
+    for (const Rotation& r : of)
+      if (r.any()) return true;
+    return false;
+  }
+};
+
+// How a judged call's inputs relate to the memo's call (JudgeInput::since_memo).
+struct InputDelta {
+  enum class Kind { fresh, same, sparse, relabeled };
+  Kind kind = Kind::fresh;                 // fresh: unrelated, compute everything afresh
+  const SparseChange* change = nullptr;    // sparse: that call's inputs but for this change
+  const Relabeling* relabeling = nullptr;  // relabeled: that call's inputs moved round so
+};
+
 // What an op keeps of one judged call for the case's next one (Op::judge:
 // e.g. GEMM's FP64 products, from which a sparse change's reference is
 // derived). The executor holds it for the case's life, the op owns its type.
@@ -84,11 +107,10 @@ struct JudgeInput {
   bool aggregate_precision = false;
   // The op's memo of the case's previous judged call, which it may read and
   // replace (nullptr: none kept, e.g. outside a case run), and how this
-  // call's inputs relate to that call's: the sparse change made since
-  // (tensor -1: the same inputs), or nullptr when they are not so related
-  // (fresh inputs): the op then computes everything afresh.
+  // call's inputs relate to that call's: the same, a sparse change of them,
+  // them relabelled, or fresh (the op then computes everything afresh).
   std::unique_ptr<JudgeMemo>* memo = nullptr;
-  const SparseChange* since_memo = nullptr;
+  InputDelta since_memo{};
 };
 
 // Structure-aware fuzzing limits (fuzz/campaign.cpp sets them per backend).
@@ -154,6 +176,8 @@ class Op {
   // GEMM's C only when beta != 0). Outputs it must not read are poisoned.
   virtual bool reads_initial(const Case& c, int tensor) const;
   virtual SparseChange sparse_change(const Case& c) const;
+  // Call 2 as call 1 moved round (Relabeling); by default none: fresh inputs.
+  virtual Relabeling relabeling(const Case& c) const;
 
   // ---- judging
   // FP64 reference of every output (empty vectors for inputs), the matrix

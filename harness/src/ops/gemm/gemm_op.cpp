@@ -98,6 +98,7 @@ class GemmOp final : public Op {
     return tensor == C && c.scalars.size() == 2 && c.scalars[1].value != 0.0;
   }
   SparseChange sparse_change(const Case& c) const override { return gemm::sparse_change(problem(c)); }
+  Relabeling relabeling(const Case& c) const override { return gemm::relabeling(problem(c)); }
 
   std::vector<std::vector<double>> reference(Backend& backend, const Case& c,
                                              std::span<const std::byte* const> device) const override {
@@ -119,7 +120,19 @@ class GemmOp final : public Op {
     if (in.memo && backend.kind() == BackendKind::cuda) {
       if (!dynamic_cast<GemmMemo*>(in.memo->get())) *in.memo = std::make_unique<GemmMemo>();
       reuse.kept = &static_cast<GemmMemo&>(**in.memo).products;
-      reuse.derivable = in.since_memo && gemm::changed_parts(*in.since_memo, reuse.changed_rows, reuse.changed_cols);
+      switch (in.since_memo.kind) {
+        case InputDelta::Kind::fresh: break;
+        case InputDelta::Kind::same: reuse.derivable = true; break;
+        case InputDelta::Kind::sparse:
+          reuse.derivable = gemm::changed_parts(*in.since_memo.change, reuse.changed_rows, reuse.changed_cols);
+          break;
+        case InputDelta::Kind::relabeled: {  // C's rotation is the products' (gemm::relabeling)
+          const std::vector<Rotation>& of = in.since_memo.relabeling->of;
+          reuse.derivable = of.size() == 3;
+          if (reuse.derivable) reuse.rotate_rows = of[C].by_rows, reuse.rotate_cols = of[C].by_cols;
+          break;
+        }
+      }
     }
     ReferenceResult kept;
     const bool keep = in.keep_ref != nullptr;

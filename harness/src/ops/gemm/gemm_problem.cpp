@@ -67,6 +67,24 @@ SparseChange sparse_change(const Problem& c) {
   return draw_sparse_change(to_case(c), candidates);
 }
 
+Relabeling relabeling(const Problem& c) {
+  // A's rows and C's by the same amount, B's columns and C's by another: C
+  // moves as its products do (docs/ops/gemm.md). Drawn from the case's seed.
+  uint64_t h = mix64(c.seed ^ 0x726f746174ull);
+  auto shift = [&h](int64_t extent) {
+    h = mix64(h + 0x9e3779b97f4a7c15ull);
+    return extent > 1 ? 1 + int64_t(h % uint64_t(extent - 1)) : int64_t(0);
+  };
+  const int64_t by_rows = shift(c.m), by_cols = shift(c.n);
+  if (by_rows == 0 && by_cols == 0) return {};
+  Relabeling r;
+  r.of.resize(3);
+  r.of[A] = Rotation{by_rows, 0, c.m, c.k};
+  r.of[B] = Rotation{0, by_cols, c.k, c.n};
+  r.of[C] = Rotation{by_rows, by_cols, c.m, c.n};
+  return r;
+}
+
 bool changed_parts(const SparseChange& change, std::vector<int64_t>& rows, std::vector<int64_t>& cols) {
   const Patch& p = change.patch;
   if (change.tensor < 0 || change.tensor == C || !p.any()) return true;

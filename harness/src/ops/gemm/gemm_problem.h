@@ -62,6 +62,10 @@ RecipeParams recipe_params(const Problem& c, Operand which);
 // its inputs cannot tell the call from the one before. tensor < 0: nothing
 // the math reads can change (alpha == beta == 0, or empty tensors).
 SparseChange sparse_change(const Problem& c);
+// Call 2 as call 1 relabelled (Op::relabeling): A's rows and C's moved round
+// by one amount, B's columns and C's by another, each in [1, extent) (0 for
+// an extent of 1); none when m and n are both at most 1.
+Relabeling relabeling(const Problem& c);
 // The rows of C that `change` touches (a change of A's rows) and its
 // columns (a change of B's columns), sorted; false when it touches all of C
 // (a whole row of B is one k index: every element of C). A change of C0, or

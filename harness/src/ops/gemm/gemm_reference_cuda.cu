@@ -4,10 +4,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "backend/cuda/matrix_walk.cuh"
 #include "backend/cuda/reference_scratch.h"
 #include "core/error.h"
 
@@ -21,33 +23,70 @@ void check(cublasStatus_t s, const char* what) {
 
 using cuda_reference::DeviceArray;
 
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + 255) / 256;
-  return unsigned(b < 1 ? 1 : b > 65536 ? 65536 : b);
+// A widened operand: its elements exactly as doubles (block scales applied)
+// and their absolute values, compact, in the source's own orientation so
+// that the widening reads and writes along memory both (a column-major copy
+// of a row-major operand read it a sector per element): row-major (ld =
+// cols) where the source's columns lie nearer than its rows, else
+// column-major (ld = rows). The DGEMMs take either through their op flags.
+struct Widened {
+  int64_t rows, cols;
+  bool row_major;
+  DeviceArray v, abs;
+  Widened(const TensorGeom& g, cudaStream_t s)
+      : rows(g.rows()), cols(g.cols()), row_major(std::llabs(g.col_stride()) <= std::llabs(g.row_stride())),
+        v(size_t(rows * cols), s), abs(size_t(rows * cols), s) {}
+  int64_t ld() const { return std::max<int64_t>(1, row_major ? cols : rows); }
+  int64_t at(int64_t r, int64_t c) const { return row_major ? r * cols + c : r + c * rows; }
+  // As the DGEMMs of C^T = B^T A^T read it (gemm_cublas): stored as the
+  // transpose of a column-major matrix when row-major, so no op; else op T.
+  cublasOperation_t op() const { return row_major ? CUBLAS_OP_N : CUBLAS_OP_T; }
+};
+
+__global__ void widen_kernel(const std::byte* base, TensorGeom g, BlockScale scale, bool row_major, double* out,
+                             double* out_abs) {
+  const int64_t rows = g.rows(), cols = g.cols();
+  const int64_t outer = row_major ? rows : cols, inner = row_major ? cols : rows;
+  cuda_walk::for_each_outer(outer, [&](int64_t o) {
+    for (int64_t in = cuda_walk::inner_first(); in < inner; in += cuda_walk::inner_step()) {
+      const int64_t r = row_major ? o : in, c = row_major ? in : o;
+      const double v = operand_value(base, g, scale, r, c);
+      out[o * inner + in] = v;
+      out_abs[o * inner + in] = fabs(v);
+    }
+  });
+}
+void widen(const std::byte* base, const TensorGeom& g, const BlockScale& scale, Widened& w, cudaStream_t s) {
+  const cuda_walk::Launch l = w.row_major ? cuda_walk::launch_for(w.rows, w.cols) : cuda_walk::launch_for(w.cols, w.rows);
+  widen_kernel<<<l.grid, l.block, 0, s>>>(base, g, scale, w.row_major, w.v.p, w.abs.p);
 }
 
-// Column-major compact copy (ld = rows) of a strided tensor (its block
-// scales applied), and of its absolute values.
-__global__ void widen_kernel(const std::byte* base, TensorGeom g, BlockScale scale, double* out, double* out_abs) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < g.count(); i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t r = i % g.rows(), c = i / g.rows();
-    double v = operand_value(base, g, scale, r, c);
-    out[i] = v;
-    out_abs[i] = fabs(v);
-  }
-}
-
-// ab, abs_ab are column-major m x n; rows [row0, row0 + rows) of the result
+// ab, abs_ab are row-major m x n; rows [row0, row0 + rows) of the result
 // come out row-major in `out`.
 __global__ void combine_kernel(const double* ab, const double* abs_ab, const std::byte* c0, TensorGeom gc,
                                double alpha, double beta, int64_t row0, int64_t rows, GemmResult out) {
   const int size = dtype_bytes(gc.dtype);
-  const int64_t count = rows * gc.cols();
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t r = row0 + i / gc.cols(), c = i % gc.cols(), cm = c * gc.rows() + r;
-    double c0v = beta == 0.0 ? 0.0 : decode(gc.dtype, load_bits(gc.dtype, c0 + gc.index(r, c) * size));
-    combine(ab[cm], abs_ab[cm], c0v, alpha, beta, out, i);
-  }
+  const int64_t n = gc.cols();
+  cuda_walk::for_each_outer(rows, [&](int64_t i) {
+    const int64_t r = row0 + i;
+    for (int64_t c = cuda_walk::inner_first(); c < n; c += cuda_walk::inner_step()) {
+      double c0v = beta == 0.0 ? 0.0 : decode(gc.dtype, load_bits(gc.dtype, c0 + gc.index(r, c) * size));
+      combine(ab[r * n + c], abs_ab[r * n + c], c0v, alpha, beta, out, i * n + c);
+    }
+  });
+}
+
+// moved[i][j] = kept[(i + by_rows) mod m][(j + by_cols) mod n], both row-major.
+__global__ void rotate_kernel(const double* ab, const double* abs_ab, int64_t m, int64_t n, int64_t by_rows,
+                              int64_t by_cols, double* moved_ab, double* moved_abs) {
+  cuda_walk::for_each_outer(m, [&](int64_t i) {
+    const int64_t from = i + by_rows >= m ? i + by_rows - m : i + by_rows;
+    for (int64_t j = cuda_walk::inner_first(); j < n; j += cuda_walk::inner_step()) {
+      const int64_t at = from * n + (j + by_cols >= n ? j + by_cols - n : j + by_cols);
+      moved_ab[i * n + j] = ab[at];
+      moved_abs[i * n + j] = abs_ab[at];
+    }
+  });
 }
 
 // A changed part past this many rows and columns is recomputed whole: one
@@ -56,6 +95,8 @@ constexpr size_t kMaxDerivedParts = 64;
 
 }  // namespace
 
+// Row-major m x n (the combine and the comparison read them along C's rows):
+// computed as C^T = B^T A^T, column-major n x m.
 struct DeviceProducts {
   int64_t m, n;
   bool whole = false;  // every product computed (a failure part way leaves nothing to derive from)
@@ -75,46 +116,60 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
   KeptProducts& prods = reuse && reuse->kept ? *reuse->kept : local;
   const bool derive = reuse && reuse->derivable && prods && prods->whole && prods->m == m && prods->n == n &&
                       reuse->changed_rows.size() + reuse->changed_cols.size() <= kMaxDerivedParts;
+  const bool products = k > 0 && op.alpha != 0.0;  // otherwise A*B is zero (BLAS: not referenced)
   if (!derive) {
     if (!prods || prods->m != m || prods->n != n) prods.reset(new DeviceProducts(m, n, stream));
-    check(cudaMemsetAsync(prods->ab.p, 0, m * n * sizeof(double), stream), "memset");
-    check(cudaMemsetAsync(prods->abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
+    if (!products) {
+      check(cudaMemsetAsync(prods->ab.p, 0, m * n * sizeof(double), stream), "memset");
+      check(cudaMemsetAsync(prods->abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
+    }
   }
   if (reuse) reuse->derived = derive;
+  if (derive && (reuse->rotate_rows > 0 || reuse->rotate_cols > 0)) {
+    if (reuse->rotate_rows >= m || reuse->rotate_cols >= n || reuse->rotate_rows < 0 || reuse->rotate_cols < 0)
+      throw InfraError("reference: a relabelling past the result's extent");
+    KeptProducts moved(new DeviceProducts(m, n, stream));
+    const cuda_walk::Launch l = cuda_walk::launch_for(m, n);
+    rotate_kernel<<<l.grid, l.block, 0, stream>>>(prods->ab.p, prods->abs_ab.p, m, n, reuse->rotate_rows,
+                                                  reuse->rotate_cols, moved->ab.p, moved->abs_ab.p);
+    check(cudaGetLastError(), "rotate launch");
+    moved->whole = true;
+    prods = std::move(moved);  // the earlier products freed in stream order, after the gather
+  }
   prods->whole = false;
   const bool changed = !derive || !reuse->changed_rows.empty() || !reuse->changed_cols.empty();
   double* ab = prods->ab.p;
   double* abs_ab = prods->abs_ab.p;
-  if (k > 0 && op.alpha != 0.0 && changed) {  // the widened operands are freed before the blocks
-    DeviceArray a(m * k, stream), a_abs(m * k, stream), b(k * n, stream), b_abs(k * n, stream);
-    widen_kernel<<<blocks_for(m * k), 256, 0, stream>>>(op.a, op.ga, op.sa, a.p, a_abs.p);
-    widen_kernel<<<blocks_for(k * n), 256, 0, stream>>>(op.b, op.gb, op.sb, b.p, b_abs.p);
+  if (products && changed) {  // the widened operands are freed before the blocks
+    Widened a(op.ga, stream), b(op.gb, stream);
+    widen(op.a, op.ga, op.sa, a, stream);
+    widen(op.b, op.gb, op.sb, b, stream);
     check(cudaGetLastError(), "widen launch");
     const double one = 1.0, zero = 0.0;
+    // C^T (n x m, ld n) = op(B) op(A) as cuBLAS sees the widened arrays.
     // 64-bit cuBLAS API: m, n, k and leading dimensions may pass 2^31.
+    auto dgemm = [&](int64_t rows, int64_t cols, const double* x, const double* y, double* out, const char* what) {
+      check(cublasDgemm_64(handle, b.op(), a.op(), rows, cols, k, &one, x, b.ld(), y, a.ld(), &zero, out, n), what);
+    };
     if (!derive) {
-      check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a.p, m, b.p, k, &zero, ab, m), "DGEMM");
-      check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a_abs.p, m, b_abs.p, k, &zero, abs_ab, m),
-            "DGEMM |A||B|");
+      dgemm(n, m, b.v.p, a.v.p, ab, "DGEMM");
+      dgemm(n, m, b.abs.p, a.abs.p, abs_ab, "DGEMM |A||B|");
     }
-    // Derived: row r of the products is row r of A times B (A's row r: a 1 x k
-    // matrix at a + r with leading dimension m, and so the product's row);
-    // column j is A times column j of B (at b + j*k, the product's at j*m).
+    // Derived: row r of the products (C^T's column r, at ab + r*n) is B^T
+    // times A's row r (A^T's column r, at A's element (r, 0)); column j
+    // (C^T's row j, at ab + j with ld n) is B's column j (at B's (0, j))
+    // times A^T. Each slice keeps its parent's leading dimension and op.
     if (derive)
       for (int64_t r : reuse->changed_rows) {
         if (r < 0 || r >= m) continue;
-        check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, n, k, &one, a.p + r, m, b.p, k, &zero, ab + r, m),
-              "DGEMM row");
-        check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, n, k, &one, a_abs.p + r, m, b_abs.p, k, &zero,
-                             abs_ab + r, m), "DGEMM |A||B| row");
+        dgemm(n, 1, b.v.p, a.v.p + a.at(r, 0), ab + r * n, "DGEMM row");
+        dgemm(n, 1, b.abs.p, a.abs.p + a.at(r, 0), abs_ab + r * n, "DGEMM |A||B| row");
       }
     if (derive)
       for (int64_t j : reuse->changed_cols) {
         if (j < 0 || j >= n) continue;
-        check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, 1, k, &one, a.p, m, b.p + j * k, k, &zero, ab + j * m,
-                             m), "DGEMM column");
-        check(cublasDgemm_64(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, 1, k, &one, a_abs.p, m, b_abs.p + j * k, k, &zero,
-                             abs_ab + j * m, m), "DGEMM |A||B| column");
+        dgemm(1, m, b.v.p + b.at(0, j), a.v.p, ab + j, "DGEMM column");
+        dgemm(1, m, b.abs.p + b.at(0, j), a.abs.p, abs_ab + j, "DGEMM |A||B| column");
       }
   }
   prods->whole = true;
@@ -124,8 +179,9 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
   std::vector<double> ref(host_count), bound(host_count), terms(host_count);
   for (int64_t row0 = 0; row0 < m; row0 += block) {
     const int64_t rows = std::min(block, m - row0);
-    combine_kernel<<<blocks_for(rows * n), 256, 0, stream>>>(ab, abs_ab, op.c0, op.gc, op.alpha, op.beta, row0,
-                                                             rows, GemmResult{out_ref.p, out_bound.p, out_terms.p});
+    const cuda_walk::Launch l = cuda_walk::launch_for(rows, n);
+    combine_kernel<<<l.grid, l.block, 0, stream>>>(ab, abs_ab, op.c0, op.gc, op.alpha, op.beta, row0, rows,
+                                                   GemmResult{out_ref.p, out_bound.p, out_terms.p});
     check(cudaGetLastError(), "combine launch");
     if (in_device) {  // the visitor's work is queued on the same stream
       visit(row0, rows, GemmResult{out_ref.p, out_bound.p, out_terms.p});

@@ -26,10 +26,14 @@ using KeptProducts = std::unique_ptr<DeviceProducts, DeviceProductsDeleter>;
 // column-wise DGEMMs on the same FP64 operands, so the derived products
 // are as exact as a full recompute (they may differ from it only in the
 // last bits of FP64 rounding).
+// A relabelled call (A's rows and C's moved round by rotate_rows, B's
+// columns and C's by rotate_cols) has the earlier products moved the same
+// way: a gather, no DGEMM, and the same bits.
 struct ProductReuse {
   KeptProducts* kept = nullptr;  // in: the earlier call's products (empty: none); out: this call's
   bool derivable = false;        // *kept holds this call's products but for the rows and columns below
   std::vector<int64_t> changed_rows, changed_cols;
+  int64_t rotate_rows = 0, rotate_cols = 0;  // derivable: *kept moved round so (in [0, m) and [0, n))
   bool derived = false;          // out: they were derived, not computed whole
 };
 
