@@ -230,7 +230,19 @@ ASSAY_HD double round_compute(Compute c, double x) {
   return r;
 }
 
+// On the device a memcpy of unknown alignment is a load or store per byte
+// (a fill, copy or comparison then ran at a fraction of the memory's rate):
+// an aligned element takes one typed access, any other the bytes.
 ASSAY_HD uint64_t load_bits(DType t, const void* p) {
+#if defined(__CUDA_ARCH__)
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  switch (dtype_bytes(t)) {
+    case 8: if (at % 8 == 0) return *static_cast<const uint64_t*>(p); break;
+    case 4: if (at % 4 == 0) return *static_cast<const uint32_t*>(p); break;
+    case 1: return *static_cast<const uint8_t*>(p);
+    default: if (at % 2 == 0) return *static_cast<const uint16_t*>(p); break;
+  }
+#endif
   switch (dtype_bytes(t)) {
     case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
     case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -239,6 +251,15 @@ ASSAY_HD uint64_t load_bits(DType t, const void* p) {
   }
 }
 ASSAY_HD void store_bits(DType t, void* p, uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  switch (dtype_bytes(t)) {
+    case 8: if (at % 8 == 0) { *static_cast<uint64_t*>(p) = bits; return; } break;
+    case 4: if (at % 4 == 0) { *static_cast<uint32_t*>(p) = uint32_t(bits); return; } break;
+    case 1: *static_cast<uint8_t*>(p) = uint8_t(bits); return;
+    default: if (at % 2 == 0) { *static_cast<uint16_t*>(p) = uint16_t(bits); return; } break;
+  }
+#endif
   switch (dtype_bytes(t)) {
     case 8: memcpy(p, &bits, 8); break;
     case 4: { uint32_t v = uint32_t(bits); memcpy(p, &v, 4); break; }

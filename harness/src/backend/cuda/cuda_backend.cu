@@ -273,11 +273,23 @@ __global__ void copy_elements_kernel(std::byte* dst, const std::byte* src, Tenso
   });
 }
 
-// 8 bytes a thread where both are 8-byte aligned (the first differing byte
-// of a word: its lowest differing bits, little-endian), the tail byte by byte.
-__global__ void difference_kernel(const std::byte* x, const std::byte* y, size_t bytes, bool aligned,
-                                  unsigned long long* first) {
-  const size_t words = aligned ? bytes / 8 : 0, step = size_t(gridDim.x) * blockDim.x;
+// Several pairs of buffers in one launch (a call's inputs and outputs: one
+// launch, not one each): pair blockIdx.y, 8 bytes a thread where both are
+// 8-byte aligned (the first differing byte of a word: its lowest differing
+// bits, little-endian), the tail byte by byte.
+constexpr int kPairsPerLaunch = 16;
+struct DifferencePairs {
+  const std::byte* x[kPairsPerLaunch];
+  const std::byte* y[kPairsPerLaunch];
+  size_t bytes[kPairsPerLaunch];
+  bool aligned[kPairsPerLaunch];
+};
+__global__ void difference_kernel(DifferencePairs p, unsigned long long* first_of) {
+  const int k = int(blockIdx.y);
+  const std::byte *x = p.x[k], *y = p.y[k];
+  const size_t bytes = p.bytes[k];
+  unsigned long long* first = first_of + k;
+  const size_t words = p.aligned[k] ? bytes / 8 : 0, step = size_t(gridDim.x) * blockDim.x;
   const size_t at = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   auto* wx = reinterpret_cast<const unsigned long long*>(x);
   auto* wy = reinterpret_cast<const unsigned long long*>(y);
@@ -307,13 +319,18 @@ std::vector<std::optional<size_t>> CudaBackend::first_differences(const BufferPa
   std::vector<std::optional<size_t>> out(count);
   if (count == 0) return out;
   check_cuda(cudaMemsetAsync(diff_index_, 0xff, count * sizeof(unsigned long long), s), "first_differences");  // none
-  for (size_t k = 0; k < count; ++k) {
-    const Buffer& x = pairs[k].x;
-    const Buffer& y = pairs[k].y;
-    if (x.bytes == 0) continue;
-    const bool aligned = (reinterpret_cast<uintptr_t>(x.data) | reinterpret_cast<uintptr_t>(y.data)) % 8 == 0;
-    difference_kernel<<<blocks_for(int64_t(aligned ? x.bytes / 8 + 1 : x.bytes)), kThreads, 0, s>>>(
-        x.data, y.data, x.bytes, aligned, diff_index_ + k);
+  for (size_t first = 0; first < count; first += kPairsPerLaunch) {
+    DifferencePairs p{};
+    const int n = int(std::min<size_t>(kPairsPerLaunch, count - first));
+    int64_t most = 1;  // work items of the largest pair: the grid's width
+    for (int j = 0; j < n; ++j) {
+      const Buffer& x = pairs[first + size_t(j)].x;
+      const Buffer& y = pairs[first + size_t(j)].y;
+      p.x[j] = x.data, p.y[j] = y.data, p.bytes[j] = x.bytes;  // an empty pair finds nothing
+      p.aligned[j] = (reinterpret_cast<uintptr_t>(x.data) | reinterpret_cast<uintptr_t>(y.data)) % 8 == 0;
+      most = std::max<int64_t>(most, int64_t(p.aligned[j] ? x.bytes / 8 + 1 : x.bytes));
+    }
+    difference_kernel<<<dim3(blocks_for(most), unsigned(n)), kThreads, 0, s>>>(p, diff_index_ + first);
   }
   check_cuda(cudaGetLastError(), "first_differences launch");
   check_cuda(cudaMemcpyAsync(diff_host_, diff_index_, count * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),

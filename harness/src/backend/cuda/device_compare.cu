@@ -64,9 +64,32 @@ struct Args {
   int64_t count, chunk;  // elements; each block's contiguous range (a multiple of kThreads)
 };
 
-// Each block judges elements [blockIdx.x * chunk, ...) a tile of kThreads at
-// a time, keeping its first few bad ones in index order (a scan ranks the
-// tile's bad elements), and leaves its figures in partial[blockIdx.x].
+// Element i, at (r, c) of the matrix view: its verdict, and its figures
+// added to `mine` when count is set.
+__device__ bool judge_element(const Args& a, int64_t i, int64_t r, int64_t c, Counts& mine, bool count,
+                              DeviceBad& here) {
+  const uint64_t bits = load_bits(a.g.dtype, a.out + a.g.index(r, c) * dtype_bytes(a.g.dtype));
+  const double ref = a.ref[i];
+  const ElementVerdict v = check_element(a.tol, a.g.dtype, bits, ref, a.bound[i], a.terms ? a.terms[i] : 0.0, a.classes, i);
+  const double ulps = ulp_distance(a.tol.out, v.got, v.expected), ratio = ratio_of(v);
+  if (count) {
+    ++mine.checked;
+    mine.unwritten += v.unwritten, mine.exact += v.exact;
+    if (std::isfinite(v.got) && std::isfinite(ref)) ++mine.finite, mine.sq_error += (v.got - ref) * (v.got - ref);
+    if (std::isfinite(ulps)) mine.max_ulps = fmax(mine.max_ulps, ulps);
+    if (!v.ok || v.allowed > 0) mine.max_ratio = fmax(mine.max_ratio, ratio);
+    if (!v.ok) ++mine.bad, mine.bad_class += v.class_error;
+  }
+  if (!v.ok) here = DeviceBad{i, v.expected, v.got, ulps, ratio};
+  return !v.ok;
+}
+
+// Each block judges elements [blockIdx.x * chunk, ...), each thread every
+// kThreads-th, and leaves its figures in partial[blockIdx.x]. The figures
+// take one pass with no barrier (a barrier a tile kept too few loads in
+// flight: a 4096^2 output took 160 us); only a block with bad elements
+// passes again, a tile at a time, keeping its first few in index order (a
+// scan ranks each tile's).
 __global__ void compare_kernel(Args a, Partial* partial) {
   using Scan = cub::BlockScan<int, kThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
@@ -74,43 +97,35 @@ __global__ void compare_kernel(Args a, Partial* partial) {
   __shared__ DeviceBad kept[kKeep];
   Counts mine;
   zero(mine);
-  int found = 0;  // the same in every thread: the scans' aggregates
-  const int size = dtype_bytes(a.g.dtype);
   const int64_t begin = int64_t(blockIdx.x) * a.chunk, end = min(a.count, begin + a.chunk);
   const int64_t cols = a.g.cols();
-  // This thread's element (r, c) of the matrix view, moved on a tile at a
-  // time: a division only where it passes a row's end, not per element.
-  int64_t r = (begin + threadIdx.x) / cols, c = (begin + threadIdx.x) % cols;
-  for (int64_t base = begin; base < end; base += kThreads, c += kThreads) {
+  // This thread's first element (r, c) of the matrix view, moved on a tile
+  // at a time: a division only where it passes a row's end.
+  const int64_t r0 = (begin + threadIdx.x) / cols, c0 = (begin + threadIdx.x) % cols;
+  DeviceBad here{};
+  bool any_bad = false;
+  int64_t r = r0, c = c0;
+  for (int64_t i = begin + threadIdx.x; i < end; i += kThreads, c += kThreads) {
     if (c >= cols) r += c / cols, c %= cols;
-    const int64_t i = base + threadIdx.x;
-    bool bad = false;
-    DeviceBad here{};
-    if (i < end) {
-      const uint64_t bits = load_bits(a.g.dtype, a.out + a.g.index(r, c) * size);
-      const double ref = a.ref[i];
-      const ElementVerdict v =
-          check_element(a.tol, a.g.dtype, bits, ref, a.bound[i], a.terms ? a.terms[i] : 0.0, a.classes, i);
-      ++mine.checked;
-      mine.unwritten += v.unwritten, mine.exact += v.exact;
-      if (std::isfinite(v.got) && std::isfinite(ref)) ++mine.finite, mine.sq_error += (v.got - ref) * (v.got - ref);
-      const double ulps = ulp_distance(a.tol.out, v.got, v.expected), ratio = ratio_of(v);
-      if (std::isfinite(ulps)) mine.max_ulps = fmax(mine.max_ulps, ulps);
-      if (!v.ok || v.allowed > 0) mine.max_ratio = fmax(mine.max_ratio, ratio);
-      if (!v.ok) {
-        bad = true, ++mine.bad, mine.bad_class += v.class_error;
-        here = DeviceBad{i, v.expected, v.got, ulps, ratio};
-      }
-    }
-    if (found < kKeep && __syncthreads_or(bad)) {
-      int rank = 0, tile_bad = 0;
-      Scan(scan_storage).ExclusiveSum(bad ? 1 : 0, rank, tile_bad);
-      if (bad && found + rank < kKeep) kept[found + rank] = here;
-      found = min(kKeep, found + tile_bad);
-      __syncthreads();  // scan_storage is reused by the next tile's scan
-    }
+    any_bad |= judge_element(a, i, r, c, mine, true, here);
   }
   reduce_counts(mine, shared);
+  int found = 0;  // the same in every thread: the scans' aggregates
+  if (__syncthreads_or(any_bad)) {
+    r = r0, c = c0;
+    for (int64_t base = begin; base < end && found < kKeep; base += kThreads, c += kThreads) {
+      if (c >= cols) r += c / cols, c %= cols;
+      const int64_t i = base + threadIdx.x;
+      const bool bad = i < end && judge_element(a, i, r, c, mine, false, here);
+      if (__syncthreads_or(bad)) {
+        int rank = 0, tile_bad = 0;
+        Scan(scan_storage).ExclusiveSum(bad ? 1 : 0, rank, tile_bad);
+        if (bad && found + rank < kKeep) kept[found + rank] = here;
+        found = min(kKeep, found + tile_bad);
+        __syncthreads();  // scan_storage is reused by the next tile's scan
+      }
+    }
+  }
   if (threadIdx.x == 0) {
     Partial& p = partial[blockIdx.x];
     p.n = shared[0];
