@@ -28,7 +28,7 @@ using KeptProducts = std::unique_ptr<DeviceProducts, DeviceProductsDeleter>;
 // last bits of FP64 rounding).
 // A relabelled call (A's rows and C's moved round by rotate_rows, B's
 // columns and C's by rotate_cols) has the earlier products moved the same
-// way: a gather, no DGEMM, and the same bits.
+// way: a gather, no DGEMM (the earlier products' bits, moved).
 struct ProductReuse {
   KeptProducts* kept = nullptr;  // in: the earlier call's products (empty: none); out: this call's
   bool derivable = false;        // *kept holds this call's products but for the rows and columns below
