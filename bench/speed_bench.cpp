@@ -195,14 +195,15 @@ int main(int argc, char** argv) {
     };
     const int warm = size.s >= 4096 ? 1 : 20;
     const int min_cases = size.s >= 4096 ? 3 : 10;
+    // What `assay check` does with this case: planned on cuda, call by call on the host (gate/gate.h).
+    const bool gate_plans = planned && planning_pays(kind);
     if (gate_only) {  // as the gate runs it, nothing else
-      const bool batch = planned && planning_pays(kind);
-      timed(0, warm, [&](uint64_t i) { return batch ? planned_at(worker, i, kBatchCases)
-                                                    : run_case(op, *be, worker, case_at(i), exec).verdict == Verdict::pass; });
-      const Rate r = timed(seconds, min_cases, [&](uint64_t i) {
-        return batch ? planned_at(worker, i, kBatchCases)
-                     : run_case(op, *be, worker, case_at(i), exec).verdict == Verdict::pass;
-      }, batch ? int(kBatchCases) : 1);
+      auto gate_case = [&](uint64_t i) {
+        return gate_plans ? planned_at(worker, i, kBatchCases)
+                          : run_case(op, *be, worker, case_at(i), exec).verdict == Verdict::pass;
+      };
+      timed(0, warm, gate_case);
+      const Rate r = timed(seconds, min_cases, gate_case, gate_plans ? int(kBatchCases) : 1);
       table += fmt::format("| {} | gate path only: {:.1f} cases/s ({} cases) |\n", size.name, r.per_s(), r.cases);
       figures[fmt::format("{}", size.s)]["gate_cases_per_s"] = r.per_s();
       continue;
@@ -228,11 +229,10 @@ int main(int argc, char** argv) {
                    int(kBatchCases));
       pb = worker.profile();
     }
-    // What `assay check` does with this case: planned on cuda, call by call on the host (gate/gate.h).
-    const Rate& gate_rate = planned && planning_pays(kind) ? wk_b : wk;
+    const Rate& gate_rate = gate_plans ? wk_b : wk;
     nlohmann::json& fig = figures[fmt::format("{}", size.s)];
     fig["gate_cases_per_s"] = gate_rate.per_s();
-    fig["gate_path"] = planned && planning_pays(kind) ? fmt::format("worker, planned, {} per exchange", kBatchCases)
+    fig["gate_path"] = gate_plans ? fmt::format("worker, planned, {} per exchange", kBatchCases)
                                                       : "worker, call by call";
     if (kind == BackendKind::cuda && size.s <= 64) {  // the ceiling (ceiling.h) on the same buffers and call
       ceiling::Loop loop({reinterpret_cast<float*>(minimal.buf[0].data), reinterpret_cast<float*>(minimal.buf[1].data),

@@ -69,7 +69,7 @@ SparseChange sparse_change(const Problem& c) {
 
 Relabeling relabeling(const Problem& c) {
   // A's rows and C's by the same amount, B's columns and C's by another: C
-  // moves as its products do (docs/ops/gemm.md). Drawn from the case's seed.
+  // moves as its products do (docs/cases.md). Drawn from the case's seed.
   uint64_t h = mix64(c.seed ^ 0x726f746174ull);
   auto shift = [&h](int64_t extent) {
     h = mix64(h + 0x9e3779b97f4a7c15ull);
