@@ -63,7 +63,7 @@ __device__ void copy_word(const Range& r, size_t w) {
   else for (size_t i = w * 16; i < r.bytes; ++i) r.dst[i] = r.src[i];
 }
 
-__global__ void after_call_kernel(AfterCall a) {
+__global__ void after_call_kernel(const __grid_constant__ AfterCall a) {
   for (size_t w = blockIdx.x * size_t(blockDim.x) + threadIdx.x; w < a.words; w += size_t(gridDim.x) * blockDim.x) {
     for (int c = 0; c < a.num_compares; ++c)
       if (differs(a.compare[c], w)) *a.flag = 1;

@@ -240,36 +240,38 @@ __global__ void pattern_kernel(std::byte* data, size_t words, uint64_t pattern, 
 // The element kernels walk the matrix view (backend/cuda/matrix_walk.cuh):
 // a row's start and whether it is a broadcast row's representative once per
 // row, then along the columns.
-__global__ void tensor_kernel(std::byte* data, TensorGeom g, RecipeParams p, uint64_t seed, uint32_t tensor) {
+__global__ void tensor_kernel(std::byte* data, const __grid_constant__ TensorGeom g, const __grid_constant__ RecipeParams p, uint64_t seed, uint32_t tensor) {
   const int size = dtype_bytes(g.dtype);
   const int64_t cols = g.cols(), cs = g.col_stride();
+  bool broadcast = false;  // representative() divides by each extent: only where it matters
+  for (int d = 0; d < g.ndim; ++d) broadcast |= g.strides[d] == 0 && g.shape[d] > 1;
   cuda_walk::for_each_outer(g.rows(), [&](int64_t r) {
-    if (!g.representative(r, 0)) return;  // a broadcast element once, not raced by its copies
+    if (broadcast && !g.representative(r, 0)) return;  // a broadcast element once, not raced by its copies
     const int64_t base = g.index(r, 0), last = cs == 0 ? 1 : cols;  // a broadcast column: its first element
-    for (int64_t c = cuda_walk::inner_first(); c < last; c += cuda_walk::inner_step())
+    cuda_walk::for_each_inner(last, [&](int64_t c) {
       store_bits(g.dtype, data + (base + c * cs) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
+    });
   });
 }
 
-__global__ void constant_kernel(std::byte* data, TensorGeom g, uint64_t bits) {
+__global__ void constant_kernel(std::byte* data, const __grid_constant__ TensorGeom g, uint64_t bits) {
   const int size = dtype_bytes(g.dtype);
   const int64_t cols = g.cols(), cs = g.col_stride();
   cuda_walk::for_each_outer(g.rows(), [&](int64_t r) {
     const int64_t base = g.index(r, 0);
-    for (int64_t c = cuda_walk::inner_first(); c < cols; c += cuda_walk::inner_step())
-      store_bits(g.dtype, data + (base + c * cs) * size, bits);
+    cuda_walk::for_each_inner(cols, [&](int64_t c) { store_bits(g.dtype, data + (base + c * cs) * size, bits); });
   });
 }
 
-__global__ void copy_elements_kernel(std::byte* dst, const std::byte* src, TensorGeom g) {
+__global__ void copy_elements_kernel(std::byte* dst, const std::byte* src, const __grid_constant__ TensorGeom g) {
   const int size = dtype_bytes(g.dtype);
   const int64_t cols = g.cols(), cs = g.col_stride();
   cuda_walk::for_each_outer(g.rows(), [&](int64_t r) {
     const int64_t base = g.index(r, 0);
-    for (int64_t c = cuda_walk::inner_first(); c < cols; c += cuda_walk::inner_step()) {
+    cuda_walk::for_each_inner(cols, [&](int64_t c) {
       const int64_t at = (base + c * cs) * size;
       store_bits(g.dtype, dst + at, load_bits(g.dtype, src + at));
-    }
+    });
   });
 }
 
@@ -284,7 +286,7 @@ struct DifferencePairs {
   size_t bytes[kPairsPerLaunch];
   bool aligned[kPairsPerLaunch];
 };
-__global__ void difference_kernel(DifferencePairs p, unsigned long long* first_of) {
+__global__ void difference_kernel(const __grid_constant__ DifferencePairs p, unsigned long long* first_of) {
   const int k = int(blockIdx.y);
   const std::byte *x = p.x[k], *y = p.y[k];
   const size_t bytes = p.bytes[k];

@@ -10,7 +10,7 @@ namespace assay::cuda_judge {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 1024;  // one wave on an H200; a fixed count per size keeps the sums' order
+constexpr int kMaxBlocks = 1024;  // a fixed count per size (not per device) keeps the sums' order
 constexpr int kKeep = kKeepBadElements;
 
 void check(cudaError_t err, const char* what) { cuda_reference::check(err, "device comparison", what); }
@@ -44,15 +44,34 @@ __device__ void zero(Counts& p) {
   p.max_ulps = p.max_ratio = p.sq_error = 0;
 }
 
-// Sums and maxima of every thread's figures into shared[0] (a fixed tree:
-// the same order every run).
-__device__ void reduce_counts(const Counts& mine, Counts* shared) {
-  shared[threadIdx.x] = mine;
+// The figures of lane + o merged into lane's, for every lane at once.
+__device__ void merge_from_lane(Counts& c, int o) {
+  constexpr unsigned all = 0xffffffffu;
+  Counts p;
+  p.checked = __shfl_down_sync(all, c.checked, o), p.exact = __shfl_down_sync(all, c.exact, o);
+  p.bad = __shfl_down_sync(all, c.bad, o), p.bad_class = __shfl_down_sync(all, c.bad_class, o);
+  p.unwritten = __shfl_down_sync(all, c.unwritten, o), p.finite = __shfl_down_sync(all, c.finite, o);
+  p.max_ulps = __shfl_down_sync(all, c.max_ulps, o), p.max_ratio = __shfl_down_sync(all, c.max_ratio, o);
+  p.sq_error = __shfl_down_sync(all, c.sq_error, o);
+  merge_counts(c, p);
+}
+
+// Sums and maxima of every thread's figures, returned in thread 0: within
+// each warp by shuffles, then the warps' in warp 0. A fixed tree, so the
+// same order every run (a shared-memory tree of 256 entries took eight
+// barriers and 18 KiB a block).
+__device__ Counts reduce_counts(Counts mine) {
+  constexpr int kWarps = kThreads / 32;
+  __shared__ Counts warps[kWarps];
+  for (int o = 16; o > 0; o /= 2) merge_from_lane(mine, o);
+  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
+  if (lane == 0) warps[warp] = mine;
   __syncthreads();
-  for (int step = kThreads / 2; step > 0; step /= 2) {
-    if (int(threadIdx.x) < step) merge_counts(shared[threadIdx.x], shared[threadIdx.x + step]);
-    __syncthreads();
+  if (warp == 0) {
+    if (lane < kWarps) mine = warps[lane]; else zero(mine);
+    for (int o = kWarps / 2; o > 0; o /= 2) merge_from_lane(mine, o);
   }
+  return mine;
 }
 
 struct Args {
@@ -64,18 +83,38 @@ struct Args {
   int64_t count, chunk;  // elements; each block's contiguous range (a multiple of kThreads)
 };
 
-// Element i, at (r, c) of the matrix view: its verdict, and its figures
-// added to `mine` when count is set.
-__device__ bool judge_element(const Args& a, int64_t i, int64_t r, int64_t c, Counts& mine, bool count,
-                              DeviceBad& here) {
-  const uint64_t bits = load_bits(a.g.dtype, a.out + a.g.index(r, c) * dtype_bytes(a.g.dtype));
-  const double ref = a.ref[i];
-  const ElementVerdict v = check_element(a.tol, a.g.dtype, bits, ref, a.bound[i], a.terms ? a.terms[i] : 0.0, a.classes, i);
-  const double ulps = ulp_distance(a.tol.out, v.got, v.expected), ratio = ratio_of(v);
+// What one element's judgement reads: its stored bits and its three
+// reference figures.
+struct Loaded {
+  uint64_t bits;
+  double ref, bound, terms;
+};
+
+// The (row, col) of a thread's element in the matrix view, moved on by
+// kThreads elements at a time without a division (kThreads = q cols + rem).
+struct Walk {
+  int64_t r, c, cols, q, rem;
+  __device__ Walk(int64_t first, int64_t cols_) : r(first / cols_), c(first % cols_), cols(cols_), q(kThreads / cols_), rem(kThreads % cols_) {}
+  __device__ void next() {
+    r += q, c += rem;
+    if (c >= cols) c -= cols, ++r;
+  }
+};
+
+__device__ Loaded load(const Args& a, DType t, int64_t i, const Walk& w) {
+  return {load_bits(t, a.out + a.g.index(w.r, w.c) * dtype_bytes(t)), a.ref[i], a.bound[i], a.terms ? a.terms[i] : 0.0};
+}
+
+// Element i's verdict, its figures added to `mine` when count is set. t is
+// the stored type, tol.out the one the reference rounds to.
+__device__ bool judge_element(const Args& a, const Tolerance& tol, DType t, int64_t i, const Loaded& x, Counts& mine,
+                              bool count, DeviceBad& here) {
+  const ElementVerdict v = check_element(tol, t, x.bits, x.ref, x.bound, x.terms, a.classes, i);
+  const double ulps = ulp_distance(tol.out, v.got, v.expected), ratio = ratio_of(v);
   if (count) {
     ++mine.checked;
     mine.unwritten += v.unwritten, mine.exact += v.exact;
-    if (std::isfinite(v.got) && std::isfinite(ref)) ++mine.finite, mine.sq_error += (v.got - ref) * (v.got - ref);
+    if (std::isfinite(v.got) && std::isfinite(x.ref)) ++mine.finite, mine.sq_error += (v.got - x.ref) * (v.got - x.ref);
     if (std::isfinite(ulps)) mine.max_ulps = fmax(mine.max_ulps, ulps);
     if (!v.ok || v.allowed > 0) mine.max_ratio = fmax(mine.max_ratio, ratio);
     if (!v.ok) ++mine.bad, mine.bad_class += v.class_error;
@@ -84,39 +123,55 @@ __device__ bool judge_element(const Args& a, int64_t i, int64_t r, int64_t c, Co
   return !v.ok;
 }
 
+// Elements a thread loads before it judges any: enough loads in flight to
+// cover the memory's latency (one at a time, a 4096^2 output took 160 us).
+constexpr int kBatch = 4;
+
 // Each block judges elements [blockIdx.x * chunk, ...), each thread every
 // kThreads-th, and leaves its figures in partial[blockIdx.x]. The figures
-// take one pass with no barrier (a barrier a tile kept too few loads in
-// flight: a 4096^2 output took 160 us); only a block with bad elements
-// passes again, a tile at a time, keeping its first few in index order (a
-// scan ranks each tile's).
-__global__ void compare_kernel(Args a, Partial* partial) {
+// take one pass with no barrier; only a block with bad elements passes
+// again, a tile at a time, keeping its first few in index order (a scan
+// ranks each tile's).
+//
+// kOut >= 0: the output is stored in, and judged against, DType(kOut),
+// known when compiled, so the conversions of every other type fall away (a
+// kernel for any type took some 150 registers); -1: the types at run time.
+template <int kOut>
+__global__ void __launch_bounds__(kThreads, 2) compare_kernel(const __grid_constant__ Args a, Partial* partial) {
+  const DType t = kOut < 0 ? a.g.dtype : DType(kOut);
+  Tolerance tol = a.tol;
+  if (kOut >= 0) tol.out = DType(kOut);
   using Scan = cub::BlockScan<int, kThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
-  __shared__ Counts shared[kThreads];
   __shared__ DeviceBad kept[kKeep];
   Counts mine;
   zero(mine);
   const int64_t begin = int64_t(blockIdx.x) * a.chunk, end = min(a.count, begin + a.chunk);
-  const int64_t cols = a.g.cols();
-  // This thread's first element (r, c) of the matrix view, moved on a tile
-  // at a time: a division only where it passes a row's end.
-  const int64_t r0 = (begin + threadIdx.x) / cols, c0 = (begin + threadIdx.x) % cols;
+  const Walk first(begin + threadIdx.x, a.g.cols());
   DeviceBad here{};
   bool any_bad = false;
-  int64_t r = r0, c = c0;
-  for (int64_t i = begin + threadIdx.x; i < end; i += kThreads, c += kThreads) {
-    if (c >= cols) r += c / cols, c %= cols;
-    any_bad |= judge_element(a, i, r, c, mine, true, here);
+  Walk w = first;
+  for (int64_t i0 = begin + threadIdx.x; i0 < end; i0 += int64_t(kThreads) * kBatch) {
+    Loaded x[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int64_t i = i0 + int64_t(k) * kThreads;
+      if (i < end) x[k] = load(a, t, i, w);
+      w.next();
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int64_t i = i0 + int64_t(k) * kThreads;
+      if (i < end) any_bad |= judge_element(a, tol, t, i, x[k], mine, true, here);
+    }
   }
-  reduce_counts(mine, shared);
+  mine = reduce_counts(mine);
   int found = 0;  // the same in every thread: the scans' aggregates
   if (__syncthreads_or(any_bad)) {
-    r = r0, c = c0;
-    for (int64_t base = begin; base < end && found < kKeep; base += kThreads, c += kThreads) {
-      if (c >= cols) r += c / cols, c %= cols;
+    w = first;
+    for (int64_t base = begin; base < end && found < kKeep; base += kThreads, w.next()) {
       const int64_t i = base + threadIdx.x;
-      const bool bad = i < end && judge_element(a, i, r, c, mine, false, here);
+      const bool bad = i < end && judge_element(a, tol, t, i, load(a, t, i, w), mine, false, here);
       if (__syncthreads_or(bad)) {
         int rank = 0, tile_bad = 0;
         Scan(scan_storage).ExclusiveSum(bad ? 1 : 0, rank, tile_bad);
@@ -128,7 +183,7 @@ __global__ void compare_kernel(Args a, Partial* partial) {
   }
   if (threadIdx.x == 0) {
     Partial& p = partial[blockIdx.x];
-    p.n = shared[0];
+    p.n = mine;
     p.kept = found;
     for (int k = 0; k < found; ++k) p.bad_at[k] = kept[k];
   }
@@ -141,11 +196,10 @@ __global__ void compare_kernel(Args a, Partial* partial) {
 __global__ void finish_kernel(const Partial* partial, int blocks, Partial* total) {
   using Scan = cub::BlockScan<int, kThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
-  __shared__ Counts shared[kThreads];
   Counts mine;
   zero(mine);
   for (int b = threadIdx.x; b < blocks; b += kThreads) merge_counts(mine, partial[b].n);
-  reduce_counts(mine, shared);
+  mine = reduce_counts(mine);
   const int per = (blocks + kThreads - 1) / kThreads;
   const int first = min(blocks, int(threadIdx.x) * per), last = min(blocks, first + per);
   int kept = 0;
@@ -154,7 +208,7 @@ __global__ void finish_kernel(const Partial* partial, int blocks, Partial* total
   Scan(scan_storage).ExclusiveSum(kept, at, all);
   for (int b = first; b < last && at < kKeep; ++b)
     for (int k = 0; k < partial[b].kept && at < kKeep; ++k) total->bad_at[at++] = partial[b].bad_at[k];
-  if (threadIdx.x == 0) total->n = shared[0], total->kept = min(all, kKeep);
+  if (threadIdx.x == 0) total->n = mine, total->kept = min(all, kKeep);
 }
 
 }  // namespace
@@ -185,11 +239,19 @@ CompareStats Comparer::compare(void* stream_ptr, const Tolerance& tol, const Ten
   }
   auto stream = cudaStream_t(stream_ptr);
   const int64_t tiles = (count + kThreads - 1) / kThreads;
-  const int64_t tiles_per_block = (tiles + kMaxBlocks - 1) / kMaxBlocks;
+  // A thread judges a batch at least (kBatch elements: fewer, fuller blocks at
+  // small sizes, where a block's reduction outweighed its few elements).
+  const int64_t tiles_per_block = std::max<int64_t>(kBatch, (tiles + kMaxBlocks - 1) / kMaxBlocks);
   const int blocks = int((tiles + tiles_per_block - 1) / tiles_per_block);  // each with elements to judge
   const int64_t chunk = tiles_per_block * kThreads;
   Args a{tol, g, out, ref, bound, terms, classes, count, chunk};
-  compare_kernel<<<blocks, kThreads, 0, stream>>>(a, s_->partial);
+  // The common output types each get a kernel of their own (compare_kernel).
+  const bool one_type = g.dtype == tol.out;
+  if (one_type && g.dtype == DType::f32) compare_kernel<int(DType::f32)><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
+  else if (one_type && g.dtype == DType::f16) compare_kernel<int(DType::f16)><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
+  else if (one_type && g.dtype == DType::bf16) compare_kernel<int(DType::bf16)><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
+  else if (one_type && g.dtype == DType::f64) compare_kernel<int(DType::f64)><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
+  else compare_kernel<-1><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
   check(cudaGetLastError(), "launch");
   finish_kernel<<<1, kThreads, 0, stream>>>(s_->partial, blocks, s_->total);
   check(cudaGetLastError(), "launch");

@@ -32,8 +32,8 @@ __device__ T block_reduce(T v, T* shared) {
   return out;
 }
 
-__global__ void reference_kernel(Problem p, const std::byte* q, const std::byte* k, const std::byte* v, Model m,
-                                 HeadBlock blk, AnswerArrays out) {
+__global__ void reference_kernel(const __grid_constant__ Problem p, const std::byte* q, const std::byte* k, const std::byte* v, const __grid_constant__ Model m,
+                                 const __grid_constant__ HeadBlock blk, const __grid_constant__ AnswerArrays out) {
   __shared__ double qrow[kMaxHeadDim];
   __shared__ softmax::RowMax max_part[kThreads];
   __shared__ softmax::RowSum sum_part[kThreads];

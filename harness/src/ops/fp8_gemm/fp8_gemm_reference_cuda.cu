@@ -10,7 +10,7 @@ namespace assay::fp8_gemm {
 namespace {
 
 // One thread block per row, the row's columns strided over its threads.
-__global__ void row_abs_max_kernel(const std::byte* base, TensorGeom g, double* out) {
+__global__ void row_abs_max_kernel(const std::byte* base, const __grid_constant__ TensorGeom g, double* out) {
   __shared__ double best[256];
   const int size = dtype_bytes(g.dtype);
   for (int64_t r = blockIdx.x; r < g.rows(); r += gridDim.x) {
@@ -30,7 +30,7 @@ __global__ void row_abs_max_kernel(const std::byte* base, TensorGeom g, double* 
   }
 }
 
-__global__ void finish_bound_kernel(double* bound, int64_t row0, int64_t rows, int64_t n, int64_t k, ErrorModel e,
+__global__ void finish_bound_kernel(double* bound, int64_t row0, int64_t rows, int64_t n, int64_t k, const __grid_constant__ ErrorModel e,
                                     const double* a, const double* sa, const double* b, const double* sb) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows * n; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = row0 + i / n, j = i % n;

@@ -43,17 +43,17 @@ struct Widened {
   cublasOperation_t op() const { return row_major ? CUBLAS_OP_N : CUBLAS_OP_T; }
 };
 
-__global__ void widen_kernel(const std::byte* base, TensorGeom g, BlockScale scale, bool row_major, double* out,
+__global__ void widen_kernel(const std::byte* base, const __grid_constant__ TensorGeom g, const __grid_constant__ BlockScale scale, bool row_major, double* out,
                              double* out_abs) {
   const int64_t rows = g.rows(), cols = g.cols();
   const int64_t outer = row_major ? rows : cols, inner = row_major ? cols : rows;
   cuda_walk::for_each_outer(outer, [&](int64_t o) {
-    for (int64_t in = cuda_walk::inner_first(); in < inner; in += cuda_walk::inner_step()) {
+    cuda_walk::for_each_inner(inner, [&](int64_t in) {
       const int64_t r = row_major ? o : in, c = row_major ? in : o;
       const double v = operand_value(base, g, scale, r, c);
       out[o * inner + in] = v;
       out_abs[o * inner + in] = fabs(v);
-    }
+    });
   });
 }
 void widen(const std::byte* base, const TensorGeom& g, const BlockScale& scale, Widened& w, cudaStream_t s) {
@@ -63,16 +63,16 @@ void widen(const std::byte* base, const TensorGeom& g, const BlockScale& scale, 
 
 // ab, abs_ab are row-major m x n; rows [row0, row0 + rows) of the result
 // come out row-major in `out`.
-__global__ void combine_kernel(const double* ab, const double* abs_ab, const std::byte* c0, TensorGeom gc,
-                               double alpha, double beta, int64_t row0, int64_t rows, GemmResult out) {
+__global__ void combine_kernel(const double* ab, const double* abs_ab, const std::byte* c0, const __grid_constant__ TensorGeom gc,
+                               double alpha, double beta, int64_t row0, int64_t rows, const __grid_constant__ GemmResult out) {
   const int size = dtype_bytes(gc.dtype);
   const int64_t n = gc.cols();
   cuda_walk::for_each_outer(rows, [&](int64_t i) {
     const int64_t r = row0 + i;
-    for (int64_t c = cuda_walk::inner_first(); c < n; c += cuda_walk::inner_step()) {
+    cuda_walk::for_each_inner(n, [&](int64_t c) {
       double c0v = beta == 0.0 ? 0.0 : decode(gc.dtype, load_bits(gc.dtype, c0 + gc.index(r, c) * size));
       combine(ab[r * n + c], abs_ab[r * n + c], c0v, alpha, beta, out, i * n + c);
-    }
+    });
   });
 }
 
@@ -81,11 +81,11 @@ __global__ void rotate_kernel(const double* ab, const double* abs_ab, int64_t m,
                               int64_t by_cols, double* moved_ab, double* moved_abs) {
   cuda_walk::for_each_outer(m, [&](int64_t i) {
     const int64_t from = i + by_rows >= m ? i + by_rows - m : i + by_rows;
-    for (int64_t j = cuda_walk::inner_first(); j < n; j += cuda_walk::inner_step()) {
+    cuda_walk::for_each_inner(n, [&](int64_t j) {
       const int64_t at = from * n + (j + by_cols >= n ? j + by_cols - n : j + by_cols);
       moved_ab[i * n + j] = ab[at];
       moved_abs[i * n + j] = abs_ab[at];
-    }
+    });
   });
 }
 

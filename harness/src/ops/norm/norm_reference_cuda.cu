@@ -35,7 +35,7 @@ __device__ double load(const std::byte* p, const TensorGeom& g, int64_t r, int64
   return decode(g.dtype, load_bits(g.dtype, p + g.index(r, c) * dtype_bytes(g.dtype)));
 }
 
-__global__ void reference_kernel(Inputs in, ErrorModel e, int64_t row0, int64_t rows, double* y_ref, double* y_bound,
+__global__ void reference_kernel(const __grid_constant__ Inputs in, const __grid_constant__ ErrorModel e, int64_t row0, int64_t rows, double* y_ref, double* y_bound,
                                  double* stat) {
   __shared__ RowPass1 part1[kThreads];
   __shared__ RowPass2 part2[kThreads];

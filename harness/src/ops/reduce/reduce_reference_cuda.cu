@@ -22,7 +22,7 @@ using cuda_reference::DeviceArray;
 // One block per row: each thread adds a strided share of the row, then a
 // shared-memory tree merges the partial states (merge keeps the lowest
 // index of an extreme and of the first NaN, so the split does not matter).
-__global__ void reference_kernel(const std::byte* x, TensorGeom g, ErrorModel e, int64_t row0, int64_t rows,
+__global__ void reference_kernel(const std::byte* x, const __grid_constant__ TensorGeom g, const __grid_constant__ ErrorModel e, int64_t row0, int64_t rows,
                                  const double* got, double* ref, double* bound) {
   __shared__ RowAcc part[kThreads];
   const int64_t n = g.cols();

@@ -29,7 +29,7 @@ __device__ T block_reduce(T v, T* shared) {
   return out;
 }
 
-__global__ void reference_kernel(const std::byte* x, TensorGeom g, ErrorModel e, int64_t row0, int64_t rows,
+__global__ void reference_kernel(const std::byte* x, const __grid_constant__ TensorGeom g, const __grid_constant__ ErrorModel e, int64_t row0, int64_t rows,
                                  double* ref, double* bound) {
   __shared__ RowMax max_part[kThreads];
   __shared__ RowSum sum_part[kThreads];

@@ -17,7 +17,7 @@ constexpr int64_t kMaxBlocks = 65535;
 
 void check(cudaError_t err, const char* what) { cuda_reference::check(err, "unary reference", what); }
 
-__global__ void reference_kernel(const std::byte* x, TensorGeom g, ErrorModel e, int64_t count, double* ref,
+__global__ void reference_kernel(const std::byte* x, const __grid_constant__ TensorGeom g, const __grid_constant__ ErrorModel e, int64_t count, double* ref,
                                  double* bound) {
   const int64_t n = g.cols();
   const int size = dtype_bytes(g.dtype);
