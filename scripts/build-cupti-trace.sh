@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles bench/trace/cupti_trace.cpp into DIR/libassay_cupti_trace.so, with
-# the toolkit's libcupti copied beside it (found through $ORIGIN), so that
-# DIR can travel to the GPU machine. Not part of the build: a profiling aid.
+# the toolkit's libcupti copied beside it (found through $ORIGIN), and
+# bench/trace/sampler.cpp into DIR/libassay_sampler.so (the host stacks), so
+# that DIR can travel to the GPU machine. Not part of the build: profiling aids.
 #   scripts/build-cupti-trace.sh DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,4 +14,6 @@ cupti=$(ls "$cuda"/lib64/libcupti.so.* 2>/dev/null | head -1 || true)
 g++ -O2 -shared -fPIC -std=c++17 -I"$cuda/include" bench/trace/cupti_trace.cpp \
   -L"$cuda/lib64" -lcupti -Wl,-rpath,'$ORIGIN' -o "$dir/libassay_cupti_trace.so"
 cp -L "$cupti" "$dir/"
+g++ -O2 -shared -fPIC -std=c++17 bench/trace/sampler.cpp -o "$dir/libassay_sampler.so"
+echo "build-cupti-trace: $dir/libassay_sampler.so"
 echo "build-cupti-trace: $dir/libassay_cupti_trace.so"

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +26,23 @@
 
 namespace assay {
 namespace fs = std::filesystem;
+
+namespace {
+// poll() on one socket for up to timeout_s. A signal cuts poll() short
+// whatever its handler's flags (a profiler's tick, a child's exit): wait out
+// the rest, so that EINTR is neither taken for an answer nor for silence.
+int poll_in(int fd, double timeout_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto until = Clock::now() + std::chrono::duration<double>(timeout_s);
+  pollfd p{fd, POLLIN, 0};
+  int ready;
+  do {
+    const double left = std::max(0.0, std::chrono::duration<double>(until - Clock::now()).count());
+    ready = poll(&p, 1, int(std::min(std::ceil(left * 1000.0), 2.0e9)));
+  } while (ready < 0 && errno == EINTR);
+  return ready;
+}
+}  // namespace
 
 fs::path worker_executable() {
   if (const char* e = std::getenv("ASSAY_WORKER")) return e;
@@ -110,8 +128,7 @@ std::string WorkerRunner::start() {
   close(pair[1]);
   pid_ = pid, sock_ = pair[0], ++started_;
   wire::Reply ready;
-  pollfd p{sock_, POLLIN, 0};
-  if (poll(&p, 1, 60000) <= 0 || !wire::recv_message(sock_, &ready, sizeof ready, nullptr, 0, nullptr)) {
+  if (poll_in(sock_, 60) <= 0 || !wire::recv_message(sock_, &ready, sizeof ready, nullptr, 0, nullptr)) {
     RunStatus s = reap("start-up");
     return "the worker did not start: " + s.failure;
   }
@@ -134,8 +151,7 @@ void WorkerRunner::forget(const std::vector<uint64_t>& ids) {
     req.num_forget = int32_t(std::min<size_t>(ids.size() - at, wire::kMaxForget));
     std::copy(ids.begin() + long(at), ids.begin() + long(at) + req.num_forget, req.forget_ids);
     wire::Reply reply;
-    pollfd p{sock_, POLLIN, 0};
-    if (!wire::send_message(sock_, &req, sizeof req, nullptr, 0) || poll(&p, 1, 30000) <= 0 ||
+    if (!wire::send_message(sock_, &req, sizeof req, nullptr, 0) || poll_in(sock_, 30) <= 0 ||
         !wire::recv_message(sock_, &reply, sizeof reply, nullptr, 0, nullptr) || reply.code != 0)
       stop();  // no answer: stopping it closes its mappings for sure
   }
@@ -241,11 +257,10 @@ void WorkerRunner::run_steps(Backend&, std::span<const CallStep> steps, std::vec
 }
 
 RunStatus WorkerRunner::await_reply(double timeout_s) {
-  pollfd p{sock_, POLLIN, 0};
   // The run's deadline may come first: then the call is stopped, not a hang.
   const bool clipped = deadline_.left() < timeout_s;
   const double wait_s = clipped ? deadline_.left() : timeout_s;
-  int ready = poll(&p, 1, int(std::min(std::ceil(wait_s * 1000.0), 2.0e9)));
+  int ready = poll_in(sock_, wait_s);
   if (ready == 0) {
     kill(-pid_, SIGKILL);
     int status;
@@ -339,8 +354,7 @@ BatchTimes WorkerRunner::time_batch(const TimedBatch& b) {
   if (out.status.end == RunEnd::crashed && pid_ < 0) return out;  // gone: no timings follow
   if (out.status.end == RunEnd::timed_out) return out;
   wire::Timings t;
-  pollfd p{sock_, POLLIN, 0};
-  if (pid_ < 0 || poll(&p, 1, 10000) <= 0 || !wire::recv_message(sock_, &t, sizeof t, nullptr, 0, nullptr)) {
+  if (pid_ < 0 || poll_in(sock_, 10) <= 0 || !wire::recv_message(sock_, &t, sizeof t, nullptr, 0, nullptr)) {
     if (pid_ >= 0) out.status = reap("a timed batch");
     return out;
   }
