@@ -5,12 +5,17 @@
 // poll(); at exit the stacks and the process's memory map go to
 // DIR/samples.<pid>.txt. Loaded into every process that has
 //   LD_PRELOAD=.../libassay_sampler.so  ASSAY_SAMPLE_DIR=DIR
-// in its environment (a worker inherits it). bench/trace/samples.py
+// in its environment (a worker inherits it), or only those whose program
+// is named in ASSAY_SAMPLE_ONLY (comma-separated, e.g.
+// assay_bench_speed,assay-worker: the compilers a kernel's build runs
+// need not be sampled, and cc1plus was seen to crash under the signal).
+// bench/trace/samples.py
 // symbolizes the files against unstripped builds of the same binaries.
 // Not part of the build: scripts/build-cupti-trace.sh DIR compiles it.
 //
 // The signal is SA_RESTART, but poll() and sleeps return EINTR whatever the
 // flags: the harness retries those, which the profiled run exercises.
+#include <errno.h>  // program_invocation_short_name
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -23,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -75,6 +81,10 @@ void write_out() {
 __attribute__((constructor)) void start() {
   const char* dir = std::getenv("ASSAY_SAMPLE_DIR");
   if (!dir || !*dir) return;
+  if (const char* only = std::getenv("ASSAY_SAMPLE_ONLY"); only && *only) {
+    const std::string list = std::string(",") + only + ",";
+    if (list.find(std::string(",") + program_invocation_short_name + ",") == std::string::npos) return;
+  }
   const char* us = std::getenv("ASSAY_SAMPLE_US");
   const long period_us = us ? std::max(20L, std::atol(us)) : 200;
   std::snprintf(out_path, sizeof out_path, "%s/samples.%d.txt", dir, int(getpid()));
