@@ -2,8 +2,11 @@
 // exit, hang, scribble) becomes a verdict, and the run goes on.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -243,4 +246,44 @@ TEST_CASE("a reply sent before the worker died is read, though requests were lef
   CHECK(got.code == 42);
   CHECK_FALSE(wire::recv_message(pair[0], &got, sizeof got, nullptr, 0, nullptr));  // then the end
   close(pair[0]);
+}
+
+namespace {
+// A signal every `period_us` to this thread while alive: a profiler's tick,
+// a child's exit. poll() returns EINTR at each, whatever the handler's flags.
+struct Ticker {
+  timer_t timer{};
+  struct sigaction before {};
+  static void on_tick(int) {}
+  explicit Ticker(long period_us) {
+    struct sigaction sa {};
+    sa.sa_handler = on_tick;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGRTMIN + 5, &sa, &before);
+    sigevent ev{};
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGRTMIN + 5;
+    ev._sigev_un._tid = int(syscall(SYS_gettid));
+    REQUIRE(timer_create(CLOCK_MONOTONIC, &ev, &timer) == 0);
+    itimerspec every{};
+    every.it_interval.tv_nsec = period_us * 1000;
+    every.it_value = every.it_interval;
+    REQUIRE(timer_settime(timer, 0, &every, nullptr) == 0);
+  }
+  ~Ticker() {
+    timer_delete(timer);
+    sigaction(SIGRTMIN + 5, &before, nullptr);
+  }
+};
+}  // namespace
+
+TEST_CASE("signals while the harness waits cost neither a worker's start nor a call's time limit", "[worker]") {
+  Kernel k("worker_ticked", "if (c->outputs[0].shape[0] == 3) for (volatile int x = 0;; x = x + 1) {} gemm(c); return 0;");
+  Ticker tick(500);  // EINTR once taken for silence (a failed start-up) or for a reply (a wait with no limit)
+  CHECK(k.run(4).verdict == Verdict::pass);
+  CHECK(k.runner->workers_started() == 1);
+  CaseOutcome h = k.run(3);
+  CHECK(h.verdict == Verdict::hang);
+  CHECK(h.seconds < 5);
+  CHECK(k.run(5).verdict == Verdict::pass);
 }
