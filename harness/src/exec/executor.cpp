@@ -327,6 +327,7 @@ class CaseRun {
                   opt_.deadline, keep ? &ref : nullptr, keep ? &bound : nullptr};
     in.memo = &memo_;
     if (memo_call_ > 0) in.since_memo = change_since(memo_call_, call);
+    if (call < calls() && change_since(call, call + 1).kind == InputDelta::Kind::sparse) in.upcoming = &change_;
     out.stats = op_.judge(be_, in);
     memo_call_ = call;
     if (keep) {

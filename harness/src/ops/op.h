@@ -111,6 +111,10 @@ struct JudgeInput {
   // them relabelled, or fresh (the op then computes everything afresh).
   std::unique_ptr<JudgeMemo>* memo = nullptr;
   InputDelta since_memo{};
+  // The sparse change the case's next call makes to these inputs, if it
+  // makes one: what a derivation at that call needs of them can be kept
+  // now (GEMM: the row of B it changes).
+  const SparseChange* upcoming = nullptr;
 };
 
 // Structure-aware fuzzing limits (fuzz/campaign.cpp sets them per backend).

@@ -124,7 +124,9 @@ class GemmOp final : public Op {
         case InputDelta::Kind::fresh: break;
         case InputDelta::Kind::same: reuse.derivable = true; break;
         case InputDelta::Kind::sparse:
-          reuse.derivable = gemm::changed_parts(*in.since_memo.change, reuse.changed_rows, reuse.changed_cols);
+          gemm::changed_parts(*in.since_memo.change, reuse.changed_rows, reuse.changed_cols, reuse.changed_b_row);
+          // A rank-1 update is exact enough only for a compute type coarser than FP64 (ProductReuse).
+          reuse.derivable = reuse.changed_b_row < 0 || in.compute != Compute::f64;
           break;
         case InputDelta::Kind::relabeled: {  // C's rotation is the products' (gemm::relabeling)
           const std::vector<Rotation>& of = in.since_memo.relabeling->of;
@@ -133,6 +135,10 @@ class GemmOp final : public Op {
           break;
         }
       }
+      // The next call changes a row of B: its values now, for that call's rank-1 update.
+      if (const SparseChange* next = in.upcoming; next && next->tensor == B && next->patch.row >= 0 &&
+                                                  in.compute != Compute::f64)
+        reuse.keep_b_row = next->patch.row;
     }
     ReferenceResult kept;
     const bool keep = in.keep_ref != nullptr;

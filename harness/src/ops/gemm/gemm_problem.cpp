@@ -85,17 +85,21 @@ Relabeling relabeling(const Problem& c) {
   return r;
 }
 
-bool changed_parts(const SparseChange& change, std::vector<int64_t>& rows, std::vector<int64_t>& cols) {
+void changed_parts(const SparseChange& change, std::vector<int64_t>& rows, std::vector<int64_t>& cols,
+                   int64_t& b_row) {
   const Patch& p = change.patch;
-  if (change.tensor < 0 || change.tensor == C || !p.any()) return true;
-  if (change.tensor == B && p.row >= 0) return false;
+  b_row = -1;
+  if (change.tensor < 0 || change.tensor == C || !p.any()) return;
+  if (change.tensor == B && p.row >= 0) {
+    b_row = p.row;
+    return;
+  }
   std::vector<int64_t>& into = change.tensor == A ? rows : cols;
   if (p.row >= 0) into.push_back(p.row);
   for (int32_t i = 0; i < p.listed; ++i)  // keep_position: (row << 32) | col
     into.push_back(change.tensor == A ? int64_t(p.at[i] >> 32) : int64_t(p.at[i] & 0xffffffffull));
   std::sort(into.begin(), into.end());
   into.erase(std::unique(into.begin(), into.end()), into.end());
-  return true;
 }
 
 namespace {

@@ -67,10 +67,11 @@ SparseChange sparse_change(const Problem& c);
 // an extent of 1); none when m and n are both at most 1.
 Relabeling relabeling(const Problem& c);
 // The rows of C that `change` touches (a change of A's rows) and its
-// columns (a change of B's columns), sorted; false when it touches all of C
-// (a whole row of B is one k index: every element of C). A change of C0, or
-// none (tensor < 0), touches no product of A and B: true with both empty.
-bool changed_parts(const SparseChange& change, std::vector<int64_t>& rows, std::vector<int64_t>& cols);
+// columns (a change of B's columns), sorted; a whole row of B (one k index:
+// every element of C) is b_row instead (-1: none). A change of C0, or none
+// (tensor < 0), touches no product of A and B: both empty, b_row -1.
+void changed_parts(const SparseChange& change, std::vector<int64_t>& rows, std::vector<int64_t>& cols,
+                   int64_t& b_row);
 
 // Lets `requires` expressions see m, n, k, alpha, beta and tensors A, B, C.
 class Context final : public EvalContext {

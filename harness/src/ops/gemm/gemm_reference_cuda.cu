@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
@@ -93,6 +94,40 @@ __global__ void rotate_kernel(const double* ab, const double* abs_ab, int64_t m,
 // DGEMM beats many thin ones.
 constexpr size_t kMaxDerivedParts = 64;
 
+// Row `row` of B exactly as doubles, kept with the products for the next
+// call's rank-1 update (ProductReuse::keep_b_row).
+__global__ void b_row_kernel(const std::byte* b, const __grid_constant__ TensorGeom gb,
+                             const __grid_constant__ BlockScale sb, int64_t row, double* out) {
+  const int64_t n = gb.cols();
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < n; j += int64_t(gridDim.x) * blockDim.x)
+    out[j] = operand_value(b, gb, sb, row, j);
+}
+
+// The products (row-major m x n) of B whose row `row` was `was` are made
+// those of B as it is now: ab += A[:, row] (B[row, :] - was), |A||B| likewise,
+// each element by two fused multiply-adds (an FP32, FP16 or FP8 product is
+// exact in FP64). *refused is set where that is not exact enough
+// (ProductReuse): a value not finite, or |A||B| shrinking past kRankOneMaxShrink.
+__global__ void rank_one_kernel(double* ab, double* abs_ab, const std::byte* a, const __grid_constant__ TensorGeom ga,
+                                const __grid_constant__ BlockScale sa, const std::byte* b,
+                                const __grid_constant__ TensorGeom gb, const __grid_constant__ BlockScale sb,
+                                int64_t row, const double* was, int64_t m, int64_t n, unsigned* refused) {
+  cuda_walk::for_each_outer(m, [&](int64_t i) {
+    const double x = operand_value(a, ga, sa, i, row);
+    cuda_walk::for_each_inner(n, [&](int64_t j) {
+      const double before = was[j], now = operand_value(b, gb, sb, row, j);
+      const int64_t e = i * n + j;
+      const double old_abs = abs_ab[e];
+      const double v = fma(x, now, fma(-x, before, ab[e]));
+      const double mag = fmax(fma(fabs(x), fabs(now), fma(-fabs(x), fabs(before), old_abs)), 0.0);
+      const bool finite = isfinite(x) && isfinite(before) && isfinite(now) && isfinite(old_abs) && isfinite(v);
+      if (!finite || old_abs > kRankOneMaxShrink * mag) *refused = 1u;
+      ab[e] = v;
+      abs_ab[e] = mag;
+    });
+  });
+}
+
 }  // namespace
 
 // Row-major m x n (the combine and the comparison read them along C's rows):
@@ -101,6 +136,8 @@ struct DeviceProducts {
   int64_t m, n;
   bool whole = false;  // every product computed (a failure part way leaves nothing to derive from)
   DeviceArray ab, abs_ab;
+  int64_t b_row = -1;  // >= 0: b_row_values holds this row of the B they were computed from
+  std::unique_ptr<DeviceArray> b_row_values;
   DeviceProducts(int64_t rows, int64_t cols, cudaStream_t s) : m(rows), n(cols), ab(rows * cols, s), abs_ab(rows * cols, s) {}
 };
 void DeviceProductsDeleter::operator()(DeviceProducts* p) const { delete p; }
@@ -114,9 +151,29 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
   // derived from the last one's).
   KeptProducts local;
   KeptProducts& prods = reuse && reuse->kept ? *reuse->kept : local;
-  const bool derive = reuse && reuse->derivable && prods && prods->whole && prods->m == m && prods->n == n &&
-                      reuse->changed_rows.size() + reuse->changed_cols.size() <= kMaxDerivedParts;
+  bool derive = reuse && reuse->derivable && prods && prods->whole && prods->m == m && prods->n == n &&
+                reuse->changed_rows.size() + reuse->changed_cols.size() <= kMaxDerivedParts;
   const bool products = k > 0 && op.alpha != 0.0;  // otherwise A*B is zero (BLAS: not referenced)
+  const double work = double(m) * double(n) * double(k);
+  if (derive && reuse->changed_b_row >= 0) {  // a rank-1 update, where it is worth it and exact enough
+    derive = products && prods->b_row == reuse->changed_b_row && prods->b_row_values &&
+             reuse->changed_b_row < k && work >= reuse->rank_one_min_work;
+    if (derive) {
+      prods->whole = false;
+      DeviceArray flag(1, stream);
+      auto* refused = reinterpret_cast<unsigned*>(flag.p);
+      check(cudaMemsetAsync(refused, 0, sizeof(unsigned), stream), "memset");
+      const cuda_walk::Launch l = cuda_walk::launch_for(m, n);
+      rank_one_kernel<<<l.grid, l.block, 0, stream>>>(prods->ab.p, prods->abs_ab.p, op.a, op.ga, op.sa, op.b, op.gb,
+                                                      op.sb, reuse->changed_b_row, prods->b_row_values->p, m, n,
+                                                      refused);
+      check(cudaGetLastError(), "rank-1 launch");
+      unsigned host_refused = 0;
+      check(cudaMemcpyAsync(&host_refused, refused, sizeof(unsigned), cudaMemcpyDeviceToHost, stream), "download");
+      check(cudaStreamSynchronize(stream), "rank-1 sync");
+      if (host_refused) derive = false, reuse->rank_one_refused = true;  // computed whole below
+    }
+  }
   if (!derive) {
     if (!prods || prods->m != m || prods->n != n) prods.reset(new DeviceProducts(m, n, stream));
     if (!products) {
@@ -136,7 +193,7 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
     moved->whole = true;
     prods = std::move(moved);  // the earlier products freed in stream order, after the gather
   }
-  prods->whole = false;
+  prods->whole = false, prods->b_row = -1;
   const bool changed = !derive || !reuse->changed_rows.empty() || !reuse->changed_cols.empty();
   double* ab = prods->ab.p;
   double* abs_ab = prods->abs_ab.p;
@@ -173,6 +230,13 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
       }
   }
   prods->whole = true;
+  if (reuse && products && reuse->keep_b_row >= 0 && reuse->keep_b_row < k && work >= reuse->rank_one_min_work) {
+    if (!prods->b_row_values) prods->b_row_values = std::make_unique<DeviceArray>(size_t(n), stream);
+    b_row_kernel<<<unsigned(std::min<int64_t>((n + 255) / 256, 1024)), 256, 0, stream>>>(
+        op.b, op.gb, op.sb, reuse->keep_b_row, prods->b_row_values->p);
+    check(cudaGetLastError(), "B row launch");
+    prods->b_row = reuse->keep_b_row;
+  }
   const int64_t block = reference_block_rows(m, n, 0);
   DeviceArray out_ref(block * n, stream), out_bound(block * n, stream), out_terms(block * n, stream);
   const size_t host_count = in_device ? 0 : size_t(block * n);

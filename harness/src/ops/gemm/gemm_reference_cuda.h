@@ -29,13 +29,27 @@ using KeptProducts = std::unique_ptr<DeviceProducts, DeviceProductsDeleter>;
 // A relabelled call (A's rows and C's moved round by rotate_rows, B's
 // columns and C's by rotate_cols) has the earlier products moved the same
 // way: a gather, no DGEMM (the earlier products' bits, moved).
+// A whole row of B changed (one k index: every element of C) is a rank-1
+// update, A's column times the row's change, from the earlier call's row
+// kept with its products (keep_b_row). It is made only where it is exact
+// enough for a compute type coarser than FP64: every value finite and no
+// element of |A||B| shrinking by more than kRankOneMaxShrink (the earlier
+// products' FP64 rounding, relative to the new bound, grows by as much);
+// otherwise, and for an FP64 compute type, the products are computed whole.
 struct ProductReuse {
   KeptProducts* kept = nullptr;  // in: the earlier call's products (empty: none); out: this call's
   bool derivable = false;        // *kept holds this call's products but for the rows and columns below
   std::vector<int64_t> changed_rows, changed_cols;
   int64_t rotate_rows = 0, rotate_cols = 0;  // derivable: *kept moved round so (in [0, m) and [0, n))
+  int64_t changed_b_row = -1;    // derivable: and but for this row of B (a rank-1 update)
+  int64_t keep_b_row = -1;       // the next call changes this row of B: keep this call's with the products
+  // Below this much work (m n k) the two DGEMMs cost less than the rank-1
+  // update's check, which waits for the device: the products are computed whole.
+  double rank_one_min_work = double(int64_t(1) << 30);
   bool derived = false;          // out: they were derived, not computed whole
+  bool rank_one_refused = false; // out: a rank-1 update was tried and refused (computed whole instead)
 };
+inline constexpr double kRankOneMaxShrink = 4096.0;  // 12 of FP64's 53 bits
 
 // Hands the result to `visit` in blocks of rows (host arrays, reused from
 // block to block; reference_block_rows(m, n, 0) rows each). Device scratch:
