@@ -81,3 +81,27 @@ TEST_CASE("a sticky CUDA error costs one worker, not the run", "[gpu][worker]") 
   CHECK(runner.workers_started() == 2);
   CHECK(backend->synchronize().empty());
 }
+
+// Shared memory is poisoned before each call in the worker (NaN in every
+// float type): a kernel that sums shared slots it never wrote (rows shorter
+// than its block) reads NaN at its first such case. Without the poison it
+// read zeros in a fresh context, and only a case after a longer row left
+// values behind failed (seconds of cases, missed in a 6 s zoo budget).
+TEST_CASE("a kernel that reads shared memory it never wrote fails within a few cases", "[gpu][worker]") {
+  auto backend = make_backend(BackendKind::cuda);
+  Reporter silent;
+  auto opt = testing::sample_gate_options(12);
+  opt.loader.cuda_arch = cuda_arch();
+  int kernels = 0;
+  for (const char* family : {"layernorm", "rmsnorm", "softmax", "reduce"})
+    for (auto& file : testing::sample_specs(BackendKind::cuda, family)) {
+      if (file.stem() != "bug_uninit_smem") continue;
+      Spec spec = load_spec(file);
+      KernelReport r = run_gate(spec, *backend, opt, silent);
+      INFO(family << " " << spec.name << ": got " << r.verdict() << " after " << r.cases_run << " cases");
+      CHECK(r.isolation == "worker");
+      CHECK(r.verdict() == spec.expect);
+      ++kernels;
+    }
+  CHECK(kernels == 4);
+}

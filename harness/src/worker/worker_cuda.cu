@@ -71,6 +71,19 @@ __global__ void after_call_kernel(const __grid_constant__ AfterCall a) {
   }
 }
 
+// Shared memory as a call finds it: every byte 0xff (NaN in every float
+// type, -1 in every integer) on every SM, so that a kernel that reads
+// shared memory it never wrote (field notes: uninitialised memory that
+// happens to be zero, or to hold an earlier block's right values) reads NaN
+// instead of what the context's earlier kernels left. One block an SM, each
+// with all the shared memory a block may have; volatile: stores that
+// nothing in the kernel reads back must still be made.
+__global__ void poison_shared_kernel(size_t words) {
+  extern __shared__ unsigned shared_words[];
+  volatile unsigned* w = shared_words;
+  for (size_t i = threadIdx.x; i < words; i += blockDim.x) w[i] = ~0u;
+}
+
 class CudaDevice final : public WorkerDevice {
  public:
   CudaDevice(int device, size_t limit) : device_(device), limit_(limit) {}
@@ -87,6 +100,12 @@ class CudaDevice final : public WorkerDevice {
     if (e == cudaSuccess) e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&flag_), flag_host_, 0);
     out_of_memory = e == cudaErrorMemoryAllocation;
     if (e != cudaSuccess) return "worker: CUDA setup failed: " + describe(e);
+    int shared = 0, sms = 0;
+    if (cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerBlockOptin, device_) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_) == cudaSuccess &&
+        cudaFuncSetAttribute(poison_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared) == cudaSuccess)
+      poison_shared_bytes_ = size_t(shared), poison_blocks_ = unsigned(sms);
+    cudaGetLastError();  // without the poison the calls still run
     char bus[32] = {};
     if (limit_ > 0 && cudaDeviceGetPCIBusId(bus, sizeof bus, device_) == cudaSuccess) {
       memory_ = ProcessMemory::open(bus, getpid(), note_);
@@ -145,6 +164,10 @@ class CudaDevice final : public WorkerDevice {
   // worker's memory, not the candidate's (kept_memory leaves it out); grown
   // for a large case, it goes back once the cases are small again.
   void before_call(const wire::CallRequest& req, const Bases&) override {
+    if (poison_blocks_ > 0) {
+      poison_shared_kernel<<<poison_blocks_, 256, poison_shared_bytes_, stream_>>>(poison_shared_bytes_ / 4);
+      if (cudaGetLastError() != cudaSuccess) poison_blocks_ = 0;  // not the candidate's error: no poison from now on
+    }
     size_t need = 0;
     staging_failed_ = false;
     for_each_output_buffer(req, [&](int b) { need += req.buffer_bytes[b]; });
@@ -308,6 +331,8 @@ class CudaDevice final : public WorkerDevice {
   unsigned char* staging_ = nullptr;
   size_t staging_bytes_ = 0;
   bool staging_failed_ = false;           // this call's staging copy could not be had
+  size_t poison_shared_bytes_ = 0;         // poison_shared_kernel's launch: bytes a block, one block an SM
+  unsigned poison_blocks_ = 0;             // 0: shared memory not poisoned (the device would not have it)
   cudaError_t last_error_ = cudaSuccess;  // what the runtime held after the candidate's call
   // Free memory below this when a call failed: the device was full (a
   // context, cuBLAS's handle and workspace need more).
