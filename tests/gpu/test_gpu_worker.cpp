@@ -100,7 +100,9 @@ TEST_CASE("a kernel that reads shared memory it never wrote fails within a few c
       KernelReport r = run_gate(spec, *backend, opt, silent);
       INFO(family << " " << spec.name << ": got " << r.verdict() << " after " << r.cases_run << " cases");
       CHECK(r.isolation == "worker");
-      CHECK(r.verdict() == spec.expect);
+      // A wrong value (NaN where the sum took a poisoned slot), at the first short row.
+      CHECK((r.verdict() == "mismatch" || r.verdict() == "nan_mismatch"));
+      CHECK(r.cases_run <= 3);
       ++kernels;
     }
   CHECK(kernels == 4);
