@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -534,4 +535,94 @@ TEST_CASE("exact allocation: verdicts stay what they are with guards", "[executo
   REQUIRE(kept.tensors.after.size() == 3);
   CHECK(kept.tensors.after[gemm::C].size() == size_t(gemm::tensors(padded_case())[gemm::C].span()) * 4);
   CHECK(kept.tensors.before[gemm::A].size() == size_t(gemm::tensors(padded_case())[gemm::A].span()) * 4);
+}
+
+namespace {
+
+// GEMM as it is, but for what each judged call was told of its inputs
+// (JudgeInput::since_memo, ::upcoming), which it records.
+class WatchedJudging final : public Op {
+ public:
+  struct Seen {
+    InputDelta::Kind since;
+    std::optional<SparseChange> upcoming;  // a copy: the executor's lives as long as the case run
+  };
+  explicit WatchedJudging(const Op& op) : op_(op) {}
+  mutable std::vector<Seen> seen;
+
+  std::string_view name() const override { return op_.name(); }
+  void validate(const Case& c) const override { op_.validate(c); }
+  std::unique_ptr<EvalContext> context(const Case& c) const override { return op_.context(c); }
+  std::unique_ptr<EvalContext> names_context() const override { return op_.names_context(); }
+  std::vector<Case> sweep(const Spec& s, uint64_t seed, const SweepTarget& t) const override { return op_.sweep(s, seed, t); }
+  std::optional<Case> random_case(const Spec& s, uint64_t seed, uint64_t i, const GenLimits& l) const override {
+    return op_.random_case(s, seed, i, l);
+  }
+  std::optional<Case> fit_requires(const Case& c, const Spec& s) const override { return op_.fit_requires(c, s); }
+  bool huge_case_fits(const Case& c, const SweepTarget& t) const override { return op_.huge_case_fits(c, t); }
+  double work(const Case& c) const override { return op_.work(c); }
+  double case_bytes(const Case& c) const override { return op_.case_bytes(c); }
+  double host_bytes(const Case& c, BackendKind b) const override { return op_.host_bytes(c, b); }
+  double default_timeout(const Case& c, BackendKind b) const override { return op_.default_timeout(c, b); }
+  bool plannable(const Case& c) const override { return op_.plannable(c); }
+  RecipeParams recipe_params(const Case& c, int t) const override { return op_.recipe_params(c, t); }
+  bool reads_initial(const Case& c, int t) const override { return op_.reads_initial(c, t); }
+  SparseChange sparse_change(const Case& c) const override { return op_.sparse_change(c); }
+  Relabeling relabeling(const Case& c) const override { return op_.relabeling(c); }
+  std::vector<std::vector<double>> reference(Backend& be, const Case& c,
+                                             std::span<const std::byte* const> d) const override {
+    return op_.reference(be, c, d);
+  }
+  CompareStats judge(Backend& be, const JudgeInput& in) const override {
+    seen.push_back({in.since_memo.kind, in.upcoming ? std::optional(*in.upcoming) : std::nullopt});
+    return op_.judge(be, in);
+  }
+  Case resize(const Case& c, std::span<const int64_t> s, bool k) const override { return op_.resize(c, s, k); }
+  std::vector<Case> simplifications(const Case& c) const override { return op_.simplifications(c); }
+  Case with_layout(const Case& c, int t, bool cm, int64_t p, int64_t o) const override {
+    return op_.with_layout(c, t, cm, p, o);
+  }
+  Case decode(const uint8_t* d, size_t n, const Spec& s, const CodecLimits& l) const override { return op_.decode(d, n, s, l); }
+  std::vector<uint8_t> encode(const Case& c, const CodecLimits& l) const override { return op_.encode(c, l); }
+  Case mutate(const Case& c, uint64_t r, const CodecLimits& l) const override { return op_.mutate(c, r, l); }
+  std::vector<Case> seed_cases(const Spec& s) const override { return op_.seed_cases(s); }
+  baseline::BaselineResult run_baseline(std::string_view rule, Backend& be, Runner& r, const Spec& s,
+                                        const baseline::BaselineOptions& o) const override {
+    return op_.run_baseline(rule, be, r, s, o);
+  }
+
+ private:
+  const Op& op_;
+};
+
+}  // namespace
+
+// What an op may derive a call's reference from: call 2 is call 1 moved
+// round, call 3 call 2 with the sparse change, and when call 2 is judged it
+// is told that change is next (JudgeInput::upcoming, GEMM's rank-1 update on
+// cuda keeps a row of B for it); call 4's bits equal call 3's, not judged.
+TEST_CASE("executor: each judged call is told how its inputs relate to the last judged one's and the next", "[executor]") {
+  WatchedJudging op(gemm_op());
+  for (const bool planned : {false, true}) {
+    const gemm::Problem c = make_case(6, 5, 4, 1, 1);
+    const Case cs = gemm::to_case(c);
+    HostBackend be;
+    InProcessRunner runner(naive_gemm);
+    op.seen.clear();
+    const CaseOutcome o = planned ? run_case_planned(op, be, runner, cs, options(true, false, false))
+                                  : run_case(op, be, runner, cs, options(true, false, false));
+    INFO((planned ? "planned" : "one call at a time") << ": " << o.detail);
+    CHECK(o.verdict == Verdict::pass);
+    REQUIRE(op.seen.size() == 3);
+    CHECK(op.seen[0].since == InputDelta::Kind::fresh);
+    CHECK_FALSE(op.seen[0].upcoming);  // call 2 is call 1 moved round, no sparse change
+    CHECK(op.seen[1].since == InputDelta::Kind::relabeled);
+    REQUIRE(op.seen[1].upcoming);
+    const SparseChange change = gemm::sparse_change(c);
+    CHECK(op.seen[1].upcoming->tensor == change.tensor);
+    CHECK(op.seen[1].upcoming->patch.row == change.patch.row);
+    CHECK(op.seen[1].upcoming->patch.listed == change.patch.listed);
+    CHECK(op.seen[2].since == InputDelta::Kind::sparse);
+    CHECK_FALSE(op.seen[2].upcoming);  // call 4 repeats call 3's inputs
+  }
 }

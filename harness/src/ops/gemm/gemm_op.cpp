@@ -117,6 +117,8 @@ class GemmOp final : public Op {
       class_references(class_refs, p, in.compute, {in.params[A], in.params[B], in.params[C]}, in.seed);
     // The products of the call before, where this call's inputs are a sparse change of its.
     reference::ProductReuse reuse;
+    // A rank-1 update (a row of B changed) is exact enough only for a compute type coarser than FP64 (ProductReuse).
+    const bool rank_one_exact = in.compute != Compute::f64;
     if (in.memo && backend.kind() == BackendKind::cuda) {
       if (!dynamic_cast<GemmMemo*>(in.memo->get())) *in.memo = std::make_unique<GemmMemo>();
       reuse.kept = &static_cast<GemmMemo&>(**in.memo).products;
@@ -125,8 +127,7 @@ class GemmOp final : public Op {
         case InputDelta::Kind::same: reuse.derivable = true; break;
         case InputDelta::Kind::sparse:
           gemm::changed_parts(*in.since_memo.change, reuse.changed_rows, reuse.changed_cols, reuse.changed_b_row);
-          // A rank-1 update is exact enough only for a compute type coarser than FP64 (ProductReuse).
-          reuse.derivable = reuse.changed_b_row < 0 || in.compute != Compute::f64;
+          reuse.derivable = reuse.changed_b_row < 0 || rank_one_exact;
           break;
         case InputDelta::Kind::relabeled: {  // C's rotation is the products' (gemm::relabeling)
           const std::vector<Rotation>& of = in.since_memo.relabeling->of;
@@ -136,8 +137,7 @@ class GemmOp final : public Op {
         }
       }
       // The next call changes a row of B: its values now, for that call's rank-1 update.
-      if (const SparseChange* next = in.upcoming; next && next->tensor == B && next->patch.row >= 0 &&
-                                                  in.compute != Compute::f64)
+      if (const SparseChange* next = in.upcoming; next && next->tensor == B && next->patch.row >= 0 && rank_one_exact)
         reuse.keep_b_row = next->patch.row;
     }
     ReferenceResult kept;
