@@ -1,7 +1,8 @@
 // PLANTED BUG (field-notes 2.9 uninitialised shared memory): a tree sum over
 // 256 shared slots that only threads owning an element write (t < n): rows
 // shorter than 256 add whatever the slots held (earlier rows, earlier kernels).
-// Expected verdict: mismatch.
+// Expected verdict: nan_mismatch: the worker fills shared memory with NaN before each call
+// (docs/isolation.md), so the slots never written read NaN.
 #include <assay/abi.h>
 #include <cuda_runtime.h>
 

@@ -1,7 +1,9 @@
 // PLANTED BUG (field-notes 2.9 uninitialised shared memory): a shared-
 // memory tree over 256 slots where only threads that own an element write
 // their slot: for rows shorter than 256 the tree adds whatever earlier
-// blocks left in the idle slots. Expected verdict: mismatch.
+// blocks left in the idle slots. Expected verdict:
+// nan_mismatch: the worker fills shared memory with NaN before each call
+// (docs/isolation.md), so the slots never written read NaN.
 #include <assay/abi.h>
 #include <cuda_runtime.h>
 

@@ -1,6 +1,7 @@
 // PLANTED BUG (field-notes 2.9): a tree sum over 256 shared slots written
 // only by threads t < n.
-// Expected verdict: mismatch.
+// Expected verdict: nan_mismatch: the worker fills shared memory with NaN before each call
+// (docs/isolation.md), so the slots never written read NaN.
 #include <assay/abi.h>
 #include <cuda_runtime.h>
 
