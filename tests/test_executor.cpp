@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "backend/host/host_backend.h"
 #include "exec/executor.h"
 #include "exec/guarded_tensor.h"
@@ -272,6 +274,15 @@ TEST_CASE("executor: GEMM's call 2 is call 1 moved round, call 3 call 2 with the
         CHECK(g_calls_seen[3][size_t(t)][e] == g_calls_seen[2][size_t(t)][e]);
       }
     CHECK(changed > 0);
+    // The changed tensor, rewritten in place where the change covers it,
+    // holds call 3's draw whole: moved round as call 2's, the patch applied.
+    const int t = change.tensor;
+    RecipeParams p = gemm_op().params_for(gemm::to_case(c), t);
+    p.rotation = moved.of[size_t(t)], p.patch = change.patch;
+    for (int64_t i = 0; i < rows[t]; ++i)
+      for (int64_t j = 0; j < cols[t]; ++j)
+        CHECK(g_calls_seen[2][size_t(t)][size_t(i * cols[t] + j)] ==
+              float(decode(DType::f32, recipe_bits(p, DType::f32, c.seed, uint32_t(t), uint64_t(i), uint64_t(j)))));
   }
 }
 
@@ -294,6 +305,26 @@ TEST_CASE("executor: writing C[-1] is an out-of-bounds write", "[executor]") {
   CHECK(o.verdict == Verdict::out_of_bounds_write);
   CHECK(o.call == 1);
   CHECK(o.detail.find("C") != std::string::npos);
+}
+
+int writes_after_c(const assay_call* call) {
+  int rc = naive_gemm(call);
+  Mat C(call->outputs[0]);
+  C.at(C.rows - 1, C.cols) = 0.0f;  // compact: one past the last element
+  return rc;
+}
+
+// A large dense output has only its guards painted and checked (the rest
+// is its elements): writes just outside it are still caught, where they are.
+TEST_CASE("executor: writes next to a large dense C are out-of-bounds writes, at their byte", "[executor]") {
+  const gemm::Problem c = make_case(512, 520, 2, 1, 0);  // C: over 1 MiB
+  const CaseOutcome before = run(writes_before_c, c), after = run(writes_after_c, c);
+  CHECK(before.verdict == Verdict::out_of_bounds_write);
+  CHECK(before.detail.find("C byte -4 outside") != std::string::npos);
+  CHECK(after.verdict == Verdict::out_of_bounds_write);
+  CHECK(after.detail.find(fmt::format("C byte {} outside", 512 * 520 * 4)) != std::string::npos);
+  CHECK(run(naive_gemm, c).verdict == Verdict::pass);
+  INFO(before.detail << " / " << after.detail);
 }
 
 TEST_CASE("executor: writing into C's row padding is an out-of-bounds write", "[executor]") {
@@ -399,6 +430,7 @@ class RecordingBackend final : public Backend {
     host_.fill_tensor(b, g, p, seed, t);
   }
   void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override { host_.fill_constant(b, g, bits); }
+  void copy_rotated(Buffer d, Buffer s, const TensorGeom& g, const Rotation& r) override { host_.copy_rotated(d, s, g, r); }
   void download(Buffer b, std::byte* h) override { host_.download(b, h); }
   void download_range(Buffer b, size_t o, size_t n, std::byte* h) override { host_.download_range(b, o, n, h); }
   void upload(Buffer b, const std::byte* h) override { host_.upload(b, h); }

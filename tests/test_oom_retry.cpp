@@ -263,6 +263,7 @@ class FullDevice final : public Backend {
     host_->fill_tensor(b, g, p, seed, t);
   }
   void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override { host_->fill_constant(b, g, bits); }
+  void copy_rotated(Buffer d, Buffer s, const TensorGeom& g, const Rotation& r) override { host_->copy_rotated(d, s, g, r); }
   void download(Buffer b, std::byte* host) override { host_->download(b, host); }
   void download_range(Buffer b, size_t o, size_t n, std::byte* h) override { host_->download_range(b, o, n, h); }
   void upload(Buffer b, const std::byte* host) override { host_->upload(b, host); }

@@ -277,6 +277,51 @@ TEST_CASE("broadcast: a stride-0 element holds its first copy's draw, on every b
   CHECK_FALSE(TensorGeom::matrix(DType::f32, 3, 4, INT64_MAX / 2, 1 << 30, 0).overlaps());
 }
 
+// The sparse-change call made in place (Backend::fill_patched): a buffer
+// holding the unpatched draw, given the patch, equals the patched draw
+// whole, byte for byte, whatever the patch covers (a row, listed positions,
+// some outside the tensor) and however the tensor lies.
+TEST_CASE("fill_patched: the patched elements written in place equal the whole patched fill", "[values]") {
+  HostBackend be;
+  const TensorGeom geoms[] = {
+      TensorGeom::matrix(DType::f32, 6, 5, 5, 1, 0),  // compact
+      TensorGeom::matrix(DType::f16, 6, 5, 1, 9, 3),  // column-major, padded, offset
+      TensorGeom::matrix(DType::f32, 6, 5, 0, 1, 2),  // rows broadcast
+  };
+  RecipeParams row = params(Recipe::ints);
+  row.patch.seed = 7, row.patch.row = 3;
+  RecipeParams listed = params(Recipe::uniform);
+  listed.patch.seed = 11, listed.patch.listed = 3;
+  listed.patch.at[0] = keep_position(0, 4), listed.patch.at[1] = keep_position(5, 0);
+  listed.patch.at[2] = keep_position(9, 1);  // outside: written nowhere
+  for (const TensorGeom& g : geoms)
+    for (const RecipeParams& patched : {row, listed}) {
+      RecipeParams plain = patched;
+      plain.patch = Patch{};
+      const size_t bytes = size_t(g.span()) * dtype_bytes(g.dtype);
+      Buffer in_place = be.allocate(bytes), whole = be.allocate(bytes);
+      be.fill_pattern(in_place, 0x5a, 1), be.fill_pattern(whole, 0x5a, 1);  // the gaps as well
+      be.fill_tensor(in_place, g, plain, 42, 1);
+      be.fill_patched(in_place, g, patched, 42, 1);
+      be.fill_tensor(whole, g, patched, 42, 1);
+      CHECK_FALSE(be.first_difference(in_place, whole));
+      be.fill_tensor(whole, g, plain, 42, 1);
+      // The patch changed something, but for a broadcast copy's row (its memory is row 0's).
+      CHECK(bool(be.first_difference(in_place, whole)) == !(g.broadcasts() && patched.patch.row > 0));
+      be.release(in_place), be.release(whole);
+    }
+}
+
+TEST_CASE("dense: a tensor whose elements fill its span with no gap", "[values]") {
+  CHECK(TensorGeom::matrix(DType::f32, 3, 4, 4, 1, 0).dense());
+  CHECK(TensorGeom::matrix(DType::f32, 3, 4, 4, 1, 7).dense());   // an offset is before the span's elements
+  CHECK(TensorGeom::matrix(DType::f32, 3, 4, 1, 3, 0).dense());   // column-major
+  CHECK_FALSE(TensorGeom::matrix(DType::f32, 3, 4, 5, 1, 0).dense());  // padded rows
+  CHECK_FALSE(TensorGeom::matrix(DType::f32, 3, 4, 0, 1, 0).dense());  // broadcast
+  CHECK_FALSE(TensorGeom::matrix(DType::f32, 3, 4, 4, 2, 0).dense());  // every other element
+  CHECK_FALSE(TensorGeom::matrix(DType::f32, 0, 4, 4, 1, 0).dense());  // no elements
+}
+
 // The sparse-change call (docs/cases.md): a patch changes exactly the
 // elements it covers, to other stored bits, and nothing else.
 TEST_CASE("patch: covered kept elements get other bits, every other element keeps its value", "[values]") {

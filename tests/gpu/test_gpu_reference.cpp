@@ -10,6 +10,8 @@
 #include "ops/gemm/gemm_generator.h"
 #include "ops/gemm/gemm_problem.h"
 #include "ops/gemm/gemm_reference.h"
+#include "ops/gemm/gemm_tolerance.h"
+#include "exec/patterns.h"
 #include "gemm_cases.h"
 
 using namespace assay;
@@ -64,4 +66,97 @@ TEST_CASE("device fills and cuBLAS reference match the host's", "[gpu][reference
         else CHECK((std::isnan(bd) == std::isnan(bh) && (std::isnan(bh) || bd == bh)));
       }
     }
+}
+
+// The one-pass comparison (the result formed from the FP64 products as it is
+// judged: reference::compare_with_products) gives what the block-by-block
+// comparison gives on the host, on outputs near the reference with planted
+// faults, for every layout, recipe and scalar the varied cases take.
+TEST_CASE("the one-pass GEMM comparison on the device equals the host's block comparison", "[gpu][reference][compare]") {
+  auto gpu = make_backend(BackendKind::cuda);
+  auto cpu = make_backend(BackendKind::host);
+  int planted = 0;
+  for (uint64_t i = 0; i < 24; ++i) {
+    gemm::Problem c = small_case(i, DType::f32);
+    INFO(describe(gemm::to_case(c)));
+    const auto g = gemm::tensors(c);
+    const Tolerance tol = gemm::tolerance(c, Compute::f32, 1.0, poison_bits(DType::f32));
+    // An output from the host's reference, rounded to f32, every 17th element far off.
+    Filled h = fill_and_reference(*cpu, c);
+    std::vector<std::byte> out(size_t(std::max<int64_t>(g[2].span(), 1)) * 4, std::byte{0});
+    for (int64_t r = 0; r < c.m; ++r)
+      for (int64_t col = 0; col < c.n; ++col) {
+        const size_t e = size_t(r * c.n + col);
+        const double v = e % 17 == 3 ? h.ref.ref[e] + 1.0 + h.ref.bound[e] : h.ref.ref[e];
+        planted += e % 17 == 3;
+        store_bits(DType::f32, out.data() + g[2].index(r, col) * 4, encode(DType::f32, v));
+      }
+    CompareStats s[2];
+    Backend* be[2] = {gpu.get(), cpu.get()};
+    for (int b = 0; b < 2; ++b) {
+      std::unique_ptr<GuardedTensor> t[3];
+      for (int j = 0; j < 3; ++j) {
+        t[j] = std::make_unique<GuardedTensor>(*be[b], g[j]);
+        be[b]->upload(t[j]->buffer(), h.img[j].data());  // the device's fills are the same bits (above)
+      }
+      Buffer o = be[b]->allocate(out.size());
+      be[b]->upload(o, out.data());
+      s[b] = gemm::compare_to_reference(*be[b], c, tol, o.data, t[0]->data(), t[1]->data(), t[2]->data(),
+                                        Deadline{});
+      be[b]->release(o);
+    }
+    CHECK(s[0].checked == s[1].checked);
+    CHECK(s[0].bad == s[1].bad);
+    CHECK(s[0].bad_class == s[1].bad_class);
+    CHECK(s[0].unwritten == s[1].unwritten);
+    CHECK(s[0].exact_checked == s[1].exact_checked);
+    CHECK(s[0].finite == s[1].finite);
+    REQUIRE(s[0].first_bad.size() == s[1].first_bad.size());
+    for (size_t k = 0; k < s[0].first_bad.size(); ++k) {
+      CHECK(s[0].first_bad[k].row == s[1].first_bad[k].row);
+      CHECK(s[0].first_bad[k].col == s[1].first_bad[k].col);
+      CHECK(s[0].first_bad[k].got == s[1].first_bad[k].got);
+      // Both FP64 sums of the same exact products, in another order.
+      CHECK(s[0].first_bad[k].expected == Approx(s[1].first_bad[k].expected).epsilon(1e-12));
+    }
+  }
+  CHECK(planted > 50);
+}
+
+// The executor's in-place draws (exec/executor.cpp: call 2 moved round,
+// call 3 patched) on the device equal the host's, and equal the device's
+// own whole draw with the rotation and the patch.
+TEST_CASE("device in-place draws (moved round, patched) equal whole draws", "[gpu][reference]") {
+  auto gpu = make_backend(BackendKind::cuda);
+  auto cpu = make_backend(BackendKind::host);
+  for (uint64_t i = 0; i < 12; ++i) {
+    gemm::Problem c = small_case(i, i % 2 ? DType::f16 : DType::f32);
+    INFO(describe(gemm::to_case(c)));
+    const TensorGeom a = gemm::tensors(c)[0];
+    TensorGeom g = a;
+    g.offset += int64_t(kGuardBytes / dtype_bytes(a.dtype));
+    const RecipeParams plain = gemm::recipe_params(c, gemm::A);
+    RecipeParams moved = plain;
+    moved.rotation = Rotation{int64_t(i % uint64_t(a.rows())), int64_t((i * 3) % uint64_t(a.cols())), a.rows(), a.cols()};
+    RecipeParams patched = moved;
+    patched.patch.seed = 9;
+    if (i % 2) patched.patch.row = int64_t(i % uint64_t(a.rows()));
+    else patched.patch.listed = 2, patched.patch.at[0] = keep_position(0, 0), patched.patch.at[1] = keep_position(uint64_t(a.rows() - 1), 1);
+    std::vector<std::byte> img[3];  // gpu in place, cpu in place, gpu whole
+    Backend* be[3] = {gpu.get(), cpu.get(), gpu.get()};
+    for (int b = 0; b < 3; ++b) {
+      GuardedTensor src(*be[b], a), dst(*be[b], a);
+      src.paint_canary(), dst.paint_canary();
+      if (b < 2) {
+        be[b]->fill_tensor(src.buffer(), g, plain, c.seed, 0);
+        be[b]->copy_rotated(dst.buffer(), src.buffer(), g, moved.rotation);
+        be[b]->fill_patched(dst.buffer(), g, patched, c.seed, 0);
+      } else {
+        be[b]->fill_tensor(dst.buffer(), g, patched, c.seed, 0);
+      }
+      img[b] = dst.download();
+    }
+    CHECK(img[0] == img[1]);
+    CHECK(img[0] == img[2]);
+  }
 }

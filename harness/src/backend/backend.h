@@ -76,6 +76,18 @@ class Backend {
   // Every element of g (inside b) gets the recipe's value for (seed, tensor).
   virtual void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed,
                            uint32_t tensor) = 0;
+  // fill_tensor for a buffer that holds this draw already but for the
+  // elements p.patch covers (the sparse change of a case's call 3: exec/
+  // executor.cpp): only those are written. By default the whole fill.
+  virtual void fill_patched(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) {
+    fill_tensor(b, g, p, seed, tensor);
+  }
+  // A relabelled draw from the plain one (Rotation, case/values.h): element
+  // (r, c) of g in dst gets src's element (rot.source_row(r),
+  // rot.source_col(c)), so dst holds src's values moved round (a copy: a
+  // draw computes every value again). dst and src are distinct buffers of
+  // one layout; g has no broadcast dimension.
+  virtual void copy_rotated(Buffer dst, Buffer src, const TensorGeom& g, const Rotation& rot) = 0;
   // Every element of g gets the same bits (the poison pattern).
   virtual void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) = 0;
   virtual void download(Buffer b, std::byte* host) = 0;  // whole buffer

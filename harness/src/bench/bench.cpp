@@ -121,7 +121,7 @@ class ShapeData {
   bool is_input(size_t i) const { return c_.tensors[i].role == Role::input; }
   void draw(int k, size_t i) {
     GuardedTensor& t = *sets_[size_t(k)][i];
-    t.paint_canary();
+    t.paint_canary_around();
     TensorGeom g = t.geom();
     g.offset += int64_t(t.guard() / dtype_bytes(g.dtype));  // the fills address whole buffers
     if (is_input(i) || op_.reads_initial(c_, int(i)))

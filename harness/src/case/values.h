@@ -77,6 +77,13 @@ struct Patch {
       if (at[i] == keep_position(r, c)) return true;
     return false;
   }
+  // The covered positions one by one, j in [0, covered(cols)): the row's
+  // columns, or the listed positions (some may lie outside the tensor).
+  ASSAY_HD int64_t covered(int64_t cols) const { return row >= 0 ? cols : listed; }
+  ASSAY_HD void position(int64_t j, uint64_t& r, uint64_t& c) const {
+    if (row >= 0) r = uint64_t(row), c = uint64_t(j);
+    else r = at[j] >> 32, c = at[j] & 0xffffffffu;
+  }
 };
 
 // A relabelled draw (Op::relabeling, docs/cases.md): element (r, c) of the

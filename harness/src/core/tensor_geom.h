@@ -152,6 +152,14 @@ struct TensorGeom {
     }
     return false;
   }
+  // Its elements fill [offset, span()) with no gap and none shared: every
+  // byte there is an element's.
+  bool dense() const {
+    if (count() == 0 || broadcasts() || overlaps()) return false;
+    for (int d = 0; d < ndim; ++d)
+      if (strides[d] < 0) return false;
+    return span() - offset == count();
+  }
   // The larger of the innermost two strides: the BLAS leading dimension for
   // row- or column-major matrices.
   int64_t leading() const { return row_stride() > col_stride() ? row_stride() : col_stride(); }

@@ -74,14 +74,36 @@ class CaseRun {
 
   // One call at a time: sets up the next call (its inputs drawn, snapshots
   // taken); false once the case is decided. Then judge() how it ended.
+  //
+  // The inputs are drawn only where they change: the call before left
+  // them as it was handed them (its judgement checked every byte against
+  // the snapshot), so the same inputs again (call 4: call 3's) stay as they
+  // are, a sparse change (call 3) rewrites only the elements it covers, in
+  // the buffer and in its snapshot, and a relabelling (call 2) moves the
+  // snapshot's values round into the buffer. Outputs are painted afresh.
   bool next_call() {
     if (done_ || call_ == calls()) return false;
     ++call_;
-    if (call_ <= 3) draw(t_, call_);  // 1: fresh memory; 2: fresh inputs; 3: a few of them changed
-    if (call_ == 4)                   // call 3's inputs again: the same output bits
-      for (size_t i = 0; i < n_; ++i)
-        if (!is_input(i)) paint_output(*t_[i], i, call_);
-    for (size_t i = 0; i < n_; ++i) be_.copy(snapshot(i), t_[i]->buffer());
+    const InputDelta since = call_ == 1 ? InputDelta{} : change_since(call_ - 1, call_);
+    for (size_t i = 0; i < n_; ++i) {
+      if (!is_input(i)) {
+        paint_output(*t_[i], i, call_);
+      } else if (since.kind == InputDelta::Kind::same) {
+        continue;
+      } else if (since.kind == InputDelta::Kind::sparse) {
+        if (int(i) != since.change->tensor) continue;
+        const RecipeParams p = params(call_, i);
+        be_.fill_patched(t_[i]->buffer(), shifted(i), p, seed_of(call_), uint32_t(i));
+        be_.fill_patched(snapshot(i), shifted(i), p, seed_of(call_), uint32_t(i));
+        continue;
+      } else if (since.kind == InputDelta::Kind::relabeled) {
+        if (i >= relabel_.of.size() || !relabel_.of[i].any()) continue;  // not moved: the same values
+        be_.copy_rotated(t_[i]->buffer(), snapshot(i), shifted(i), relabel_.of[i]);
+      } else {
+        draw_input(*t_[i], i, call_);
+      }
+      be_.copy(snapshot(i), t_[i]->buffer());
+    }
     make_frame();
     return true;
   }
@@ -172,18 +194,18 @@ class CaseRun {
   // The inputs of `call` into t.
   void draw(std::vector<std::unique_ptr<GuardedTensor>>& t, int call) {
     for (size_t i = 0; i < n_; ++i) {
-      if (!is_input(i)) {
-        paint_output(*t[i], i, call);
-        continue;
-      }
-      t[i]->paint_canary();
-      be_.fill_tensor(t[i]->buffer(), shifted(i), params(call, i), seed_of(call), uint32_t(i));
+      if (is_input(i)) draw_input(*t[i], i, call);
+      else paint_output(*t[i], i, call);
     }
+  }
+  void draw_input(GuardedTensor& t, size_t i, int call) {
+    t.paint_canary_around();
+    be_.fill_tensor(t.buffer(), shifted(i), params(call, i), seed_of(call), uint32_t(i));
   }
   // An output holds its initial value when the kernel reads it, otherwise
   // the poison pattern.
   void paint_output(GuardedTensor& t, size_t i, int call) {
-    t.paint_canary();
+    t.paint_canary_around();
     if (op_.reads_initial(c_, int(i)))
       be_.fill_tensor(t.buffer(), shifted(i), params(call, i), seed_of(call), uint32_t(i));
     else
@@ -277,15 +299,29 @@ class CaseRun {
     // on a repeat call each output with the call before's.
     std::vector<BufferPair> pairs;
     std::vector<size_t> slot(n_), repeat_slot(n_);
+    std::vector<std::vector<GuardedTensor::Probe>> probes(n_);  // outputs: their guards' (and gaps')
     for (size_t i = 0; i < n_; ++i) {
       slot[i] = pairs.size();
-      pairs.push_back(is_input(i) ? BufferPair{handed[i], left[i]} : BufferPair{t_[i]->damage_probe(left[i]), left[i]});
+      if (is_input(i)) {
+        pairs.push_back({handed[i], left[i]});
+        continue;
+      }
+      probes[i] = t_[i]->damage_probes(left[i]);
+      for (const GuardedTensor::Probe& p : probes[i]) pairs.push_back(p.pair);
     }
     const bool against_previous = repeat && previous;
     if (against_previous)
       for (size_t i = 0; i < n_; ++i)
         if (!is_input(i)) repeat_slot[i] = pairs.size(), pairs.push_back({(*previous)[i], left[i]});
     const std::vector<std::optional<size_t>> diff = be_.first_differences(pairs.data(), pairs.size());
+    // Output i's first damaged byte in its buffer, over its probes.
+    auto damaged = [&](size_t i) {
+      std::optional<size_t> first;
+      for (size_t k = 0; k < probes[i].size(); ++k)
+        if (const std::optional<size_t> d = diff[slot[i] + k]; d && (!first || probes[i][k].at + *d < *first))
+          first = probes[i][k].at + *d;
+      return first;
+    };
     // Inputs first (ABI order).
     for (size_t i = 0; i < n_; ++i) {
       if (!is_input(i)) continue;
@@ -298,8 +334,8 @@ class CaseRun {
                   fmt::format("input {} changed (first at element byte {})", c_.tensors[i].name, *changed - guard));
     }
     for (size_t i = 0; i < n_; ++i)
-      if (!is_input(i) && diff[slot[i]])
-        return fail(out, call, Verdict::out_of_bounds_write, damage_text(i, *diff[slot[i]]));
+      if (const std::optional<size_t> at = is_input(i) ? std::nullopt : damaged(i))
+        return fail(out, call, Verdict::out_of_bounds_write, damage_text(i, *at));
     if (against_previous) {
       bool same = true;
       for (size_t i = 0; i < n_; ++i)
@@ -315,7 +351,7 @@ class CaseRun {
       drawn[i] = params(call, i);
       if (is_input(i)) device[i] = handed[i].data + guard;
       if (init_[i]) {
-        init_[i]->paint_canary();
+        init_[i]->paint_canary_around();
         be_.fill_tensor(init_[i]->buffer(), shifted(i), drawn[i], seed_of(call), uint32_t(i));
         device[i] = init_[i]->data();
       }

@@ -29,7 +29,11 @@ class GuardedTensor {
   std::byte* data() const { return buffer_.data + guard_; }  // backend address
   Buffer buffer() const { return buffer_; }
 
-  void paint_canary();                                  // whole buffer
+  void paint_canary();  // whole buffer
+  // The canary wherever no element lies, for a caller that writes every
+  // element next: a large dense tensor's guards only (painting its
+  // elements too took as long as drawing them), otherwise the whole buffer.
+  void paint_canary_around();
   std::vector<std::byte> download() const;              // whole buffer, host copy
   // Data start inside a host image from download().
   const std::byte* data_in(const std::vector<std::byte>& image) const { return image.data() + guard_; }
@@ -39,12 +43,22 @@ class GuardedTensor {
   // canary with b's elements copied in, so no image comes to the host.
   std::optional<size_t> first_damage(Buffer b);
   // first_damage in two steps, so that several checks share one round trip
-  // (Backend::first_differences): the buffer b must equal, queued where the
-  // data lives (the canary with b's elements copied in); valid until the
-  // next probe of this tensor.
-  Buffer damage_probe(Buffer b);
+  // (Backend::first_differences): ranges of b, each with the range it must
+  // equal, queued where the data lives, and where the range starts in b.
+  // A large dense tensor's are its two guards against the canary; any
+  // other's is the whole buffer against the canary with b's elements
+  // copied in. Valid until the next probe of this tensor.
+  struct Probe {
+    BufferPair pair;  // x: what y, a range of b, must equal
+    size_t at;        // y's first byte in b
+  };
+  std::vector<Probe> damage_probes(Buffer b);
 
  private:
+  // Large and dense: the ranges outside the elements are painted and checked alone.
+  bool guards_only() const;
+  size_t elements_begin() const;  // bytes from the buffer start to the first element
+  size_t elements_end() const;    // ... to one past the last
   Backend& backend_;
   TensorGeom geom_;
   size_t guard_;

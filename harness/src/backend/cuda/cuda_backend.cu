@@ -254,6 +254,19 @@ __global__ void tensor_kernel(std::byte* data, const __grid_constant__ TensorGeo
   });
 }
 
+// fill_patched: thread j writes covered position j (at most a row's worth).
+__global__ void patch_kernel(std::byte* data, const __grid_constant__ TensorGeom g, const __grid_constant__ RecipeParams p,
+                             uint64_t seed, uint32_t tensor) {
+  const int size = dtype_bytes(g.dtype);
+  const int64_t n = p.patch.covered(g.cols());
+  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < n; j += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t r = 0, c = 0;
+    p.patch.position(j, r, c);
+    if (r < uint64_t(g.rows()) && c < uint64_t(g.cols()) && g.representative(int64_t(r), int64_t(c)))
+      store_bits(g.dtype, data + g.index(int64_t(r), int64_t(c)) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
+  }
+}
+
 __global__ void constant_kernel(std::byte* data, const __grid_constant__ TensorGeom g, uint64_t bits) {
   const int size = dtype_bytes(g.dtype);
   const int64_t cols = g.cols(), cs = g.col_stride();
@@ -271,6 +284,19 @@ __global__ void copy_elements_kernel(std::byte* dst, const std::byte* src, const
     cuda_walk::for_each_inner(cols, [&](int64_t c) {
       const int64_t at = (base + c * cs) * size;
       store_bits(g.dtype, dst + at, load_bits(g.dtype, src + at));
+    });
+  });
+}
+
+__global__ void copy_rotated_kernel(std::byte* dst, const std::byte* src, const __grid_constant__ TensorGeom g,
+                                    const __grid_constant__ Rotation rot) {
+  const int size = dtype_bytes(g.dtype);
+  const int64_t cols = g.cols(), cs = g.col_stride();
+  cuda_walk::for_each_outer(g.rows(), [&](int64_t r) {
+    const int64_t to = g.index(r, 0), from = g.index(int64_t(rot.source_row(uint64_t(r))), 0);
+    cuda_walk::for_each_inner(cols, [&](int64_t c) {
+      store_bits(g.dtype, dst + (to + c * cs) * size,
+                 load_bits(g.dtype, src + (from + int64_t(rot.source_col(uint64_t(c))) * cs) * size));
     });
   });
 }
@@ -364,6 +390,20 @@ void CudaBackend::fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams&
   const cuda_walk::Launch l = cuda_walk::launch_for(g.rows(), g.cols());
   tensor_kernel<<<l.grid, l.block, 0, cudaStream_t(stream_)>>>(b.data, g, p, seed, tensor);
   check_cuda(cudaGetLastError(), "fill_tensor launch");
+}
+
+void CudaBackend::fill_patched(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) {
+  const int64_t n = p.patch.covered(g.cols());
+  if (g.count() == 0 || n == 0) return;
+  patch_kernel<<<blocks_for(n), kThreads, 0, cudaStream_t(stream_)>>>(b.data, g, p, seed, tensor);
+  check_cuda(cudaGetLastError(), "fill_patched launch");
+}
+
+void CudaBackend::copy_rotated(Buffer dst, Buffer src, const TensorGeom& g, const Rotation& rot) {
+  if (g.count() == 0) return;
+  const cuda_walk::Launch l = cuda_walk::launch_for(g.rows(), g.cols());
+  copy_rotated_kernel<<<l.grid, l.block, 0, cudaStream_t(stream_)>>>(dst.data, src.data, g, rot);
+  check_cuda(cudaGetLastError(), "copy_rotated launch");
 }
 
 void CudaBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {

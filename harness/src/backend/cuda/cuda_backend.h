@@ -34,6 +34,8 @@ class CudaBackend final : public Backend {
   void release(Buffer& b) override;
   void fill_pattern(Buffer b, uint64_t pattern, int width) override;
   void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
+  void fill_patched(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
+  void copy_rotated(Buffer dst, Buffer src, const TensorGeom& g, const Rotation& rot) override;
   void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override;
   void download(Buffer b, std::byte* host) override;
   void download_range(Buffer b, size_t offset, size_t bytes, std::byte* host) override;
@@ -55,6 +57,7 @@ class CudaBackend final : public Backend {
   void remove_unmap_hook(int key) override { unmap_hooks_.erase(key); }
 
   cublasContext* cublas();  // the reference's handle, bound to stream()
+  cuda_judge::Comparer& comparer() { return comparer_; }  // compare()'s, for references that form their figures as it reads
 
  private:
   int device_ = 0;

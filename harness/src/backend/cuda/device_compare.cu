@@ -1,193 +1,12 @@
-#include "backend/cuda/device_compare.h"
-
-#include <cub/block/block_scan.cuh>
-
-#include <algorithm>
+#include "backend/cuda/device_compare.cuh"
 
 #include "backend/cuda/reference_scratch.h"
 
 namespace assay::cuda_judge {
+namespace detail {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 1024;  // a fixed count per size (not per device) keeps the sums' order
-constexpr int kKeep = kKeepBadElements;
-
 void check(cudaError_t err, const char* what) { cuda_reference::check(err, "device comparison", what); }
-
-struct DeviceBad {
-  int64_t index;
-  double expected, got, ulps, ratio;
-};
-
-struct Counts {
-  unsigned long long checked, exact, bad, bad_class, unwritten, finite;
-  double max_ulps, max_ratio, sq_error;
-};
-
-// One block's figures over its range of elements, then the whole output's.
-struct Partial {
-  Counts n;
-  int kept;  // first bad elements in `bad_at`, in index order
-  DeviceBad bad_at[kKeep];
-};
-
-__device__ void merge_counts(Counts& into, const Counts& p) {
-  into.checked += p.checked, into.exact += p.exact, into.bad += p.bad, into.bad_class += p.bad_class;
-  into.unwritten += p.unwritten, into.finite += p.finite;
-  into.max_ulps = fmax(into.max_ulps, p.max_ulps), into.max_ratio = fmax(into.max_ratio, p.max_ratio);
-  into.sq_error += p.sq_error;
-}
-
-__device__ void zero(Counts& p) {
-  p.checked = p.exact = p.bad = p.bad_class = p.unwritten = p.finite = 0;
-  p.max_ulps = p.max_ratio = p.sq_error = 0;
-}
-
-// The figures of lane + o merged into lane's, for every lane at once.
-__device__ void merge_from_lane(Counts& c, int o) {
-  constexpr unsigned all = 0xffffffffu;
-  Counts p;
-  p.checked = __shfl_down_sync(all, c.checked, o), p.exact = __shfl_down_sync(all, c.exact, o);
-  p.bad = __shfl_down_sync(all, c.bad, o), p.bad_class = __shfl_down_sync(all, c.bad_class, o);
-  p.unwritten = __shfl_down_sync(all, c.unwritten, o), p.finite = __shfl_down_sync(all, c.finite, o);
-  p.max_ulps = __shfl_down_sync(all, c.max_ulps, o), p.max_ratio = __shfl_down_sync(all, c.max_ratio, o);
-  p.sq_error = __shfl_down_sync(all, c.sq_error, o);
-  merge_counts(c, p);
-}
-
-// Sums and maxima of every thread's figures, returned in thread 0: within
-// each warp by shuffles, then the warps' in warp 0. A fixed tree, so the
-// same order every run (a shared-memory tree of 256 entries took eight
-// barriers and 18 KiB a block).
-__device__ Counts reduce_counts(Counts mine) {
-  constexpr int kWarps = kThreads / 32;
-  __shared__ Counts warps[kWarps];
-  for (int o = 16; o > 0; o /= 2) merge_from_lane(mine, o);
-  const int lane = int(threadIdx.x) % 32, warp = int(threadIdx.x) / 32;
-  if (lane == 0) warps[warp] = mine;
-  __syncthreads();
-  if (warp == 0) {
-    if (lane < kWarps) mine = warps[lane]; else zero(mine);
-    for (int o = kWarps / 2; o > 0; o /= 2) merge_from_lane(mine, o);
-  }
-  return mine;
-}
-
-struct Args {
-  Tolerance tol;
-  TensorGeom g;
-  const std::byte* out;
-  const double *ref, *bound, *terms;
-  ClassRefs classes;
-  int64_t count, chunk;  // elements; each block's contiguous range (a multiple of kThreads)
-};
-
-// What one element's judgement reads: its stored bits and its three
-// reference figures.
-struct Loaded {
-  uint64_t bits;
-  double ref, bound, terms;
-};
-
-// The (row, col) of a thread's element in the matrix view, moved on by
-// kThreads elements at a time without a division (kThreads = q cols + rem).
-struct Walk {
-  int64_t r, c, cols, q, rem;
-  __device__ Walk(int64_t first, int64_t cols_) : r(first / cols_), c(first % cols_), cols(cols_), q(kThreads / cols_), rem(kThreads % cols_) {}
-  __device__ void next() {
-    r += q, c += rem;
-    if (c >= cols) c -= cols, ++r;
-  }
-};
-
-__device__ Loaded load(const Args& a, DType t, int64_t i, const Walk& w) {
-  return {load_bits(t, a.out + a.g.index(w.r, w.c) * dtype_bytes(t)), a.ref[i], a.bound[i], a.terms ? a.terms[i] : 0.0};
-}
-
-// Element i's verdict, its figures added to `mine` when count is set. t is
-// the stored type, tol.out the one the reference rounds to.
-__device__ bool judge_element(const Args& a, const Tolerance& tol, DType t, int64_t i, const Loaded& x, Counts& mine,
-                              bool count, DeviceBad& here) {
-  const ElementVerdict v = check_element(tol, t, x.bits, x.ref, x.bound, x.terms, a.classes, i);
-  const double ulps = ulp_distance(tol.out, v.got, v.expected), ratio = ratio_of(v);
-  if (count) {
-    ++mine.checked;
-    mine.unwritten += v.unwritten, mine.exact += v.exact;
-    if (std::isfinite(v.got) && std::isfinite(x.ref)) ++mine.finite, mine.sq_error += (v.got - x.ref) * (v.got - x.ref);
-    if (std::isfinite(ulps)) mine.max_ulps = fmax(mine.max_ulps, ulps);
-    if (!v.ok || v.allowed > 0) mine.max_ratio = fmax(mine.max_ratio, ratio);
-    if (!v.ok) ++mine.bad, mine.bad_class += v.class_error;
-  }
-  if (!v.ok) here = DeviceBad{i, v.expected, v.got, ulps, ratio};
-  return !v.ok;
-}
-
-// Elements a thread loads before it judges any: enough loads in flight to
-// cover the memory's latency (one at a time, a 4096^2 output took 160 us).
-constexpr int kBatch = 4;
-
-// Each block judges elements [blockIdx.x * chunk, ...), each thread every
-// kThreads-th, and leaves its figures in partial[blockIdx.x]. The figures
-// take one pass with no barrier; only a block with bad elements passes
-// again, a tile at a time, keeping its first few in index order (a scan
-// ranks each tile's).
-//
-// kOut >= 0: the output is stored in, and judged against, DType(kOut),
-// known when compiled, so the conversions of every other type fall away (a
-// kernel for any type took some 150 registers); -1: the types at run time.
-template <int kOut>
-__global__ void __launch_bounds__(kThreads, 2) compare_kernel(const __grid_constant__ Args a, Partial* partial) {
-  const DType t = kOut < 0 ? a.g.dtype : DType(kOut);
-  Tolerance tol = a.tol;
-  if (kOut >= 0) tol.out = DType(kOut);
-  using Scan = cub::BlockScan<int, kThreads>;
-  __shared__ typename Scan::TempStorage scan_storage;
-  __shared__ DeviceBad kept[kKeep];
-  Counts mine;
-  zero(mine);
-  const int64_t begin = int64_t(blockIdx.x) * a.chunk, end = min(a.count, begin + a.chunk);
-  const Walk first(begin + threadIdx.x, a.g.cols());
-  DeviceBad here{};
-  bool any_bad = false;
-  Walk w = first;
-  for (int64_t i0 = begin + threadIdx.x; i0 < end; i0 += int64_t(kThreads) * kBatch) {
-    Loaded x[kBatch];
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int64_t i = i0 + int64_t(k) * kThreads;
-      if (i < end) x[k] = load(a, t, i, w);
-      w.next();
-    }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int64_t i = i0 + int64_t(k) * kThreads;
-      if (i < end) any_bad |= judge_element(a, tol, t, i, x[k], mine, true, here);
-    }
-  }
-  mine = reduce_counts(mine);
-  int found = 0;  // the same in every thread: the scans' aggregates
-  if (__syncthreads_or(any_bad)) {
-    w = first;
-    for (int64_t base = begin; base < end && found < kKeep; base += kThreads, w.next()) {
-      const int64_t i = base + threadIdx.x;
-      const bool bad = i < end && judge_element(a, tol, t, i, load(a, t, i, w), mine, false, here);
-      if (__syncthreads_or(bad)) {
-        int rank = 0, tile_bad = 0;
-        Scan(scan_storage).ExclusiveSum(bad ? 1 : 0, rank, tile_bad);
-        if (bad && found + rank < kKeep) kept[found + rank] = here;
-        found = min(kKeep, found + tile_bad);
-        __syncthreads();  // scan_storage is reused by the next tile's scan
-      }
-    }
-  }
-  if (threadIdx.x == 0) {
-    Partial& p = partial[blockIdx.x];
-    p.n = mine;
-    p.kept = found;
-    for (int k = 0; k < found; ++k) p.bad_at[k] = kept[k];
-  }
-}
 
 // One block: every block's figures in block order (so the sums too), and
 // the first few bad elements of the first blocks that had any. Each thread
@@ -196,10 +15,11 @@ __global__ void __launch_bounds__(kThreads, 2) compare_kernel(const __grid_const
 __global__ void finish_kernel(const Partial* partial, int blocks, Partial* total) {
   using Scan = cub::BlockScan<int, kThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
+  __shared__ Counts warps[kThreads / 32];
   Counts mine;
   zero(mine);
   for (int b = threadIdx.x; b < blocks; b += kThreads) merge_counts(mine, partial[b].n);
-  mine = reduce_counts(mine);
+  mine = reduce_counts(mine, warps);
   const int per = (blocks + kThreads - 1) / kThreads;
   const int first = min(blocks, int(threadIdx.x) * per), last = min(blocks, first + per);
   int kept = 0;
@@ -213,11 +33,34 @@ __global__ void finish_kernel(const Partial* partial, int blocks, Partial* total
 
 }  // namespace
 
+Split split(int64_t count) {
+  const int64_t tiles = (count + kThreads - 1) / kThreads;
+  // A thread judges a batch at least (kBatch elements: fewer, fuller blocks at
+  // small sizes, where a block's reduction outweighed its few elements).
+  const int64_t tiles_per_block = std::max<int64_t>(kBatch, (tiles + kMaxBlocks - 1) / kMaxBlocks);
+  return {int((tiles + tiles_per_block - 1) / tiles_per_block), tiles_per_block * kThreads};  // each block has elements
+}
+
+}  // namespace detail
+
+using namespace detail;
+
 struct Scratch {
   Partial* partial = nullptr;  // kMaxBlocks of them
   Partial* total = nullptr;
   Partial* host = nullptr;     // pinned: the one download
 };
+
+detail::Partial* partials(Comparer& c) {
+  if (!c.s_) {
+    auto scratch = std::make_unique<Scratch>();
+    check(cudaMalloc(&scratch->partial, sizeof(Partial) * kMaxBlocks), "cudaMalloc");
+    check(cudaMalloc(&scratch->total, sizeof(Partial)), "cudaMalloc");
+    check(cudaMallocHost(&scratch->host, sizeof(Partial)), "cudaMallocHost");
+    c.s_ = std::move(scratch);
+  }
+  return c.s_->partial;
+}
 
 Comparer::Comparer() = default;
 Comparer::~Comparer() {
@@ -225,33 +68,13 @@ Comparer::~Comparer() {
   cudaFree(s_->partial), cudaFree(s_->total), cudaFreeHost(s_->host);
 }
 
-CompareStats Comparer::compare(void* stream_ptr, const Tolerance& tol, const TensorGeom& g, const std::byte* out,
+CompareStats Comparer::compare(void* stream, const Tolerance& tol, const TensorGeom& g, const std::byte* out,
                                const double* ref, const double* bound, const double* terms, const ClassRefs& classes) {
-  CompareStats s;
-  const int64_t count = g.count();
-  if (count == 0) return s;
-  if (!s_) {
-    auto scratch = std::make_unique<Scratch>();
-    check(cudaMalloc(&scratch->partial, sizeof(Partial) * kMaxBlocks), "cudaMalloc");
-    check(cudaMalloc(&scratch->total, sizeof(Partial)), "cudaMalloc");
-    check(cudaMallocHost(&scratch->host, sizeof(Partial)), "cudaMallocHost");
-    s_ = std::move(scratch);
-  }
+  return compare_from(stream, tol, g, out, ArraySource{ref, bound, terms}, classes);
+}
+
+CompareStats Comparer::finish(void* stream_ptr, int blocks, const TensorGeom& g) {
   auto stream = cudaStream_t(stream_ptr);
-  const int64_t tiles = (count + kThreads - 1) / kThreads;
-  // A thread judges a batch at least (kBatch elements: fewer, fuller blocks at
-  // small sizes, where a block's reduction outweighed its few elements).
-  const int64_t tiles_per_block = std::max<int64_t>(kBatch, (tiles + kMaxBlocks - 1) / kMaxBlocks);
-  const int blocks = int((tiles + tiles_per_block - 1) / tiles_per_block);  // each with elements to judge
-  const int64_t chunk = tiles_per_block * kThreads;
-  Args a{tol, g, out, ref, bound, terms, classes, count, chunk};
-  // The common output types each get a kernel of their own (compare_kernel).
-  const bool one_type = g.dtype == tol.out;
-  if (one_type && g.dtype == DType::f32) compare_kernel<int(DType::f32)><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
-  else if (one_type && g.dtype == DType::f16) compare_kernel<int(DType::f16)><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
-  else if (one_type && g.dtype == DType::bf16) compare_kernel<int(DType::bf16)><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
-  else if (one_type && g.dtype == DType::f64) compare_kernel<int(DType::f64)><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
-  else compare_kernel<-1><<<blocks, kThreads, 0, stream>>>(a, s_->partial);
   check(cudaGetLastError(), "launch");
   finish_kernel<<<1, kThreads, 0, stream>>>(s_->partial, blocks, s_->total);
   check(cudaGetLastError(), "launch");
@@ -259,6 +82,7 @@ CompareStats Comparer::compare(void* stream_ptr, const Tolerance& tol, const Ten
   check(cudaStreamSynchronize(stream), "sync");
   const Partial& t = *s_->host;
   const Counts& n = t.n;
+  CompareStats s;
   s.checked = int64_t(n.checked), s.exact_checked = int64_t(n.exact), s.bad = int64_t(n.bad);
   s.bad_class = int64_t(n.bad_class), s.unwritten = int64_t(n.unwritten), s.finite = int64_t(n.finite);
   s.max_ulps = n.max_ulps, s.max_ratio = n.max_ratio, s.sq_error = n.sq_error;

@@ -11,6 +11,9 @@
 namespace assay::cuda_judge {
 
 struct Scratch;
+namespace detail {
+struct Partial;
+}
 
 class Comparer {
  public:
@@ -23,8 +26,16 @@ class Comparer {
   // row-major, each class reference as many. Synchronizes `stream`.
   CompareStats compare(void* stream, const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
                        const double* bound, const double* terms, const ClassRefs& classes);
+  // The same with each element's figures from `src` as the kernel reads
+  // them (device_compare.cuh, which defines it: include that in a .cu).
+  template <class Source>
+  CompareStats compare_from(void* stream, const Tolerance& tol, const TensorGeom& g, const std::byte* out,
+                            const Source& src, const ClassRefs& classes);
 
  private:
+  friend detail::Partial* partials(Comparer&);
+  // The blocks' figures merged, downloaded and unpacked.
+  CompareStats finish(void* stream, int blocks, const TensorGeom& g);
   std::unique_ptr<Scratch> s_;  // per-block figures and the pinned result, made at the first comparison
 };
 

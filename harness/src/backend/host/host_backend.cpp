@@ -90,6 +90,25 @@ void HostBackend::fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams&
         store_bits(g.dtype, b.data + g.index(r, c) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
 }
 
+void HostBackend::fill_patched(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) {
+  const int size = dtype_bytes(g.dtype);
+  for (int64_t j = 0; j < p.patch.covered(g.cols()); ++j) {
+    uint64_t r = 0, c = 0;
+    p.patch.position(j, r, c);
+    if (r < uint64_t(g.rows()) && c < uint64_t(g.cols()) && g.representative(int64_t(r), int64_t(c)))
+      store_bits(g.dtype, b.data + g.index(int64_t(r), int64_t(c)) * size, recipe_bits(p, g.dtype, seed, tensor, r, c));
+  }
+}
+
+void HostBackend::copy_rotated(Buffer dst, Buffer src, const TensorGeom& g, const Rotation& rot) {
+  const int size = dtype_bytes(g.dtype);
+  for (int64_t r = 0; r < g.rows(); ++r)
+    for (int64_t c = 0; c < g.cols(); ++c)
+      std::memcpy(dst.data + g.index(r, c) * size,
+                  src.data + g.index(int64_t(rot.source_row(uint64_t(r))), int64_t(rot.source_col(uint64_t(c)))) * size,
+                  size_t(size));
+}
+
 void HostBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
   const int size = dtype_bytes(g.dtype);
   for (int64_t r = 0; r < g.rows(); ++r)

@@ -20,6 +20,8 @@ class HostBackend final : public Backend {
   void release(Buffer& b) override;
   void fill_pattern(Buffer b, uint64_t pattern, int width) override;
   void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
+  void fill_patched(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) override;
+  void copy_rotated(Buffer dst, Buffer src, const TensorGeom& g, const Rotation& rot) override;
   void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override;
   void download(Buffer b, std::byte* host) override;
   void download_range(Buffer b, size_t offset, size_t bytes, std::byte* host) override;

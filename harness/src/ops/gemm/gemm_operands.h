@@ -60,8 +60,12 @@ inline int64_t reference_block_rows(int64_t m, int64_t n, int64_t extra_cols) {
   return rows < m ? rows : (m > 0 ? m : 1);
 }
 
-ASSAY_HD void combine(double ab, double abs_ab, double c0, double alpha, double beta, const GemmResult& out,
-                      int64_t i) {
+// Element figures of the result from its products: alpha*AB + beta*C0, the
+// bound |alpha||A||B| + |beta||C0| and the terms |alpha*AB| + |beta*C0|.
+struct Combined {
+  double ref, bound, terms;
+};
+ASSAY_HD Combined combined(double ab, double abs_ab, double c0, double alpha, double beta) {
   double r = alpha == 0.0 ? 0.0 : alpha * ab;
   double e = alpha == 0.0 ? 0.0 : fabs(alpha) * abs_ab;
   double t = fabs(r);
@@ -70,9 +74,14 @@ ASSAY_HD void combine(double ab, double abs_ab, double c0, double alpha, double 
     e += fabs(beta) * fabs(c0);
     t += fabs(beta * c0);
   }
-  out.ref[i] = r;
-  out.bound[i] = e;
-  out.terms[i] = t;
+  return {r, e, t};
+}
+ASSAY_HD void combine(double ab, double abs_ab, double c0, double alpha, double beta, const GemmResult& out,
+                      int64_t i) {
+  const Combined x = combined(ab, abs_ab, c0, alpha, beta);
+  out.ref[i] = x.ref;
+  out.bound[i] = x.bound;
+  out.terms[i] = x.terms;
 }
 
 }  // namespace assay::reference

@@ -11,12 +11,18 @@
 #include "ops/gemm/gemm_reference_host.h"
 
 namespace assay::gemm {
+namespace {
+
+reference::GemmOperands operands(const Problem& c, const std::byte* a, const std::byte* b, const std::byte* c0) {
+  auto t = tensors(c);
+  return {a, t[A], b, t[B], c.beta != 0.0 ? c0 : nullptr, t[C], c.alpha, c.beta};
+}
+
+}  // namespace
 
 void reference_rows(Backend& backend, const Problem& c, const std::byte* a, const std::byte* b, const std::byte* c0,
                     const reference::RowBlockVisitor& visit, ResultsIn where, reference::ProductReuse* reuse) {
-  auto t = tensors(c);
-  reference_on(backend, reference::GemmOperands{a, t[A], b, t[B], c.beta != 0.0 ? c0 : nullptr, t[C], c.alpha, c.beta},
-               visit, where, reuse);
+  reference_on(backend, operands(c, a, b, c0), visit, where, reuse);
 }
 
 void reference_on(Backend& backend, const reference::GemmOperands& op, const reference::RowBlockVisitor& visit,
@@ -98,6 +104,13 @@ CompareStats compare_to_reference(Backend& backend, const Problem& c, const Tole
   if (keep) keep->ref.resize(size_t(c.m * c.n)), keep->bound.resize(size_t(c.m * c.n));
   ClassRefs classes;  // the class references' rows of this block
   if (class_refs && class_refs->refs.size() > size_t(ClassRefs::kMax)) throw InfraError("too many class references");
+  if (backend.kind() == BackendKind::cuda && !keep) {  // one pass, the result formed as it is compared
+    if (class_refs)
+      for (const Buffer& r : class_refs->refs) classes.ref[classes.count++] = reinterpret_cast<const double*>(r.data);
+    auto& cuda = static_cast<CudaBackend&>(backend);
+    return reference::compare_with_products(cuda.cublas(), cuda.stream(), operands(c, a, b, c0), cuda.comparer(), tol,
+                                            g, out, classes, reuse);
+  }
   reference_rows(backend, c, a, b, c0, [&](int64_t row0, int64_t rows, const reference::GemmResult& block) {
     // Between blocks only: a case of one block (every planned one) is judged
     // whole, so calls that ran before the deadline keep their verdicts.

@@ -55,8 +55,10 @@ void class_references(ClassReferences& out, const Problem& c, Compute compute, c
                       uint64_t seed);
 
 // Compares the output `out` (the backend's memory, at C's data start) with
-// the reference block by block where the data lives (Backend::compare), so
-// no m x n array of doubles is ever held on the host.
+// the reference where the data lives, so no m x n array of doubles is ever
+// held on the host: on the cuda backend in one pass that forms each element
+// from the FP64 products as it judges it (reference::compare_with_products),
+// on the host (and for a dump) block by block (Backend::compare).
 // Between blocks (never before the first), throws DeadlineReached once
 // `deadline` has passed (a huge C takes seconds). `keep`, if given, receives the whole reference and bound
 // (for dumps; 16 bytes per element). class_refs: class_references' results,

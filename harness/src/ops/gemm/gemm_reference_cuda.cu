@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cuda/device_compare.cuh"
 #include "backend/cuda/matrix_walk.cuh"
 #include "backend/cuda/reference_scratch.h"
 #include "core/error.h"
@@ -142,14 +143,14 @@ struct DeviceProducts {
 };
 void DeviceProductsDeleter::operator()(DeviceProducts* p) const { delete p; }
 
-void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const RowBlockVisitor& visit,
-                 bool in_device, ProductReuse* reuse) {
-  auto stream = cudaStream_t(stream_ptr);
+namespace {
+
+// This call's products A*B and |A||B| (m, n > 0): computed, or derived from
+// the earlier call's in *reuse, into *reuse->kept (or `local` without one),
+// which is returned.
+KeptProducts& form_products(cublasContext* handle, cudaStream_t stream, const GemmOperands& op, ProductReuse* reuse,
+                            KeptProducts& local) {
   const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
-  if (m == 0 || n == 0) return;
-  // The products: this call's own, or kept for the next call (and maybe
-  // derived from the last one's).
-  KeptProducts local;
   KeptProducts& prods = reuse && reuse->kept ? *reuse->kept : local;
   bool derive = reuse && reuse->derivable && prods && prods->whole && prods->m == m && prods->n == n &&
                 reuse->changed_rows.size() + reuse->changed_cols.size() <= kMaxDerivedParts;
@@ -237,6 +238,35 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
     check(cudaGetLastError(), "B row launch");
     prods->b_row = reuse->keep_b_row;
   }
+  return prods;
+}
+
+// Element i (row-major over m x n) of the result formed from the products
+// as the comparison reads it (cuda_judge::Comparer::compare_from).
+struct ProductsSource {
+  const double *ab, *abs_ab;
+  const std::byte* c0;  // C0 at its data start; not read when beta == 0
+  TensorGeom gc;
+  double alpha, beta;
+  __device__ cuda_judge::Figures at(int64_t i, int64_t r, int64_t c) const {
+    const double c0v =
+        beta == 0.0 ? 0.0 : decode(gc.dtype, load_bits(gc.dtype, c0 + gc.index(r, c) * dtype_bytes(gc.dtype)));
+    const Combined x = combined(ab[i], abs_ab[i], c0v, alpha, beta);
+    return {x.ref, x.bound, x.terms};
+  }
+};
+
+}  // namespace
+
+void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const RowBlockVisitor& visit,
+                 bool in_device, ProductReuse* reuse) {
+  auto stream = cudaStream_t(stream_ptr);
+  const int64_t m = op.gc.rows(), n = op.gc.cols();
+  if (m == 0 || n == 0) return;
+  KeptProducts local;
+  KeptProducts& prods = form_products(handle, stream, op, reuse, local);
+  const double* ab = prods->ab.p;
+  const double* abs_ab = prods->abs_ab.p;
   const int64_t block = reference_block_rows(m, n, 0);
   DeviceArray out_ref(block * n, stream), out_bound(block * n, stream), out_terms(block * n, stream);
   const size_t host_count = in_device ? 0 : size_t(block * n);
@@ -258,6 +288,17 @@ void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op
     check(cudaStreamSynchronize(stream), "reference sync");
     visit(row0, rows, GemmResult{ref.data(), bound.data(), terms.data()});
   }
+}
+
+CompareStats compare_with_products(cublasContext* handle, void* stream_ptr, const GemmOperands& op,
+                                   cuda_judge::Comparer& comparer, const Tolerance& tol, const TensorGeom& g,
+                                   const std::byte* out, const ClassRefs& classes, ProductReuse* reuse) {
+  auto stream = cudaStream_t(stream_ptr);
+  if (op.gc.rows() == 0 || op.gc.cols() == 0) return {};
+  KeptProducts local;
+  const KeptProducts& prods = form_products(handle, stream, op, reuse, local);
+  const ProductsSource src{prods->ab.p, prods->abs_ab.p, op.c0, op.gc, op.alpha, op.beta};
+  return comparer.compare_from(stream, tol, g, out, src, classes);
 }
 
 }  // namespace assay::reference

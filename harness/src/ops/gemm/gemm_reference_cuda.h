@@ -5,9 +5,14 @@
 #include <memory>
 #include <vector>
 
+#include "judge/element_check.h"
 #include "ops/gemm/gemm_operands.h"
 
 struct cublasContext;
+
+namespace assay::cuda_judge {
+class Comparer;
+}
 
 namespace assay::reference {
 
@@ -61,5 +66,14 @@ inline constexpr double kRankOneMaxShrink = 4096.0;  // 12 of FP64's 53 bits
 // reuse: products kept between calls (above); nullptr: computed and freed here.
 void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, const RowBlockVisitor& visit,
                  bool in_device = false, ProductReuse* reuse = nullptr);
+
+// Judging on the device: `out` (geometry g, m x n, device memory) compared
+// with the result as the comparison forms each element from the products,
+// in one pass with one wait, so no array of the result is written or read
+// (the blocks of gemm_cublas cost a kernel, three m x n arrays and a wait
+// each). classes: m x n arrays, row-major. reuse as for gemm_cublas.
+CompareStats compare_with_products(cublasContext* handle, void* stream, const GemmOperands& op,
+                                   cuda_judge::Comparer& comparer, const Tolerance& tol, const TensorGeom& g,
+                                   const std::byte* out, const ClassRefs& classes, ProductReuse* reuse = nullptr);
 
 }  // namespace assay::reference
