@@ -62,6 +62,14 @@ struct CompareStats {
 
 inline constexpr int kKeepBadElements = 8;  // CompareStats::first_bad holds at most this many
 
+// 2^n exactly, built from its bits where it is a normal double (the
+// comparison takes one per element, and ldexp's general path cost more
+// than the rest of an element's check on the GPU).
+ASSAY_HD double pow2(int n) {
+  if (n >= -1022 && n <= 1023) return f64_from_bits(uint64_t(n + 1023) << 52);
+  return ldexp(1.0, n);
+}
+
 // Spacing of t around |x| (the subnormal spacing below the smallest normal).
 ASSAY_HD double ulp_of(DType t, double x) {
   if (is_integer(t)) return 1.0;
@@ -69,7 +77,7 @@ ASSAY_HD double ulp_of(DType t, double x) {
   frexp(fabs(x), &e);  // |x| in [2^(e-1), 2^e); e = 0 for x = 0
   const int emin = min_normal_exp(t);
   const int exp = x == 0 ? emin : (e - 1 > emin ? e - 1 : emin);
-  return ldexp(1.0, exp - (mantissa_bits(t) - 1));
+  return pow2(exp - (mantissa_bits(t) - 1));
 }
 
 // Monotonic integer image of a value of t: adjacent values differ by one.
@@ -134,7 +142,7 @@ ASSAY_HD ElementVerdict check_element(const Tolerance& tol, DType stored, uint64
     v.ok = (std::isinf(got) && std::isinf(expected) && (got > 0) == (exact_ref > 0)) || bound > tol.nonfinite_above ||
            classes.class_of_one(i, got);
     v.class_error = !v.ok;
-  } else if (tol.exact && bound <= ldexp(1.0, tol.exact_bits)) {
+  } else if (tol.exact && bound <= pow2(tol.exact_bits)) {
     v.exact = true, v.ok = got == expected;
   } else {
     double allowed = tol.scale * tol.u_eff * bound + ulp_of(tol.out, fmax(fabs(expected), fabs(got)));
