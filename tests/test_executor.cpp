@@ -581,6 +581,7 @@ class WatchedJudging final : public Op {
   };
   explicit WatchedJudging(const Op& op) : op_(op) {}
   mutable std::vector<Seen> seen;
+  mutable size_t deadline_at = 0;  // > 0: that judged call (1-based) meets the deadline (a long comparison's check)
 
   std::string_view name() const override { return op_.name(); }
   void validate(const Case& c) const override { op_.validate(c); }
@@ -607,6 +608,7 @@ class WatchedJudging final : public Op {
   }
   CompareStats judge(Backend& be, const JudgeInput& in) const override {
     seen.push_back({in.since_memo.kind, in.upcoming ? std::optional(*in.upcoming) : std::nullopt});
+    if (seen.size() == deadline_at) throw DeadlineReached("the comparison was still running at the deadline");
     return op_.judge(be, in);
   }
   Case resize(const Case& c, std::span<const int64_t> s, bool k) const override { return op_.resize(c, s, k); }
@@ -656,5 +658,25 @@ TEST_CASE("executor: each judged call is told how its inputs relate to the last 
     CHECK(op.seen[1].upcoming->patch.listed == change.patch.listed);
     CHECK(op.seen[2].since == InputDelta::Kind::sparse);
     CHECK_FALSE(op.seen[2].upcoming);  // call 4 repeats call 3's inputs
+  }
+}
+
+// A judgement that meets the deadline (the comparisons check it between
+// blocks) stops a planned exchange as a stopped call does: the cases
+// judged whole before it come back with the stop, none lost.
+TEST_CASE("executor: a planned exchange whose judging meets the deadline keeps the cases it finished", "[executor]") {
+  WatchedJudging op(gemm_op());
+  op.deadline_at = 4;  // three judged calls a case: the second case's first
+  HostBackend be;
+  InProcessRunner runner(naive_gemm);
+  std::vector<Case> cases;
+  for (int64_t m : {5, 6, 7}) cases.push_back(gemm::to_case(make_case(m, 4, 3, 1, 0)));
+  try {
+    run_cases(op, be, runner, cases, options());
+    FAIL("the exchange was not stopped");
+  } catch (const CasesStopped& e) {
+    REQUIRE(e.finished.size() == 1);
+    CHECK(e.finished[0].verdict == Verdict::pass);
+    CHECK(std::string(e.what()).find("deadline") != std::string::npos);
   }
 }

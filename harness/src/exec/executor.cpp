@@ -541,20 +541,33 @@ std::vector<CaseOutcome> run_cases(const Op& op, Backend& backend, Runner& runne
   std::vector<size_t> case_of;  // steps[i] is a call of runs[case_of[i]]
   for (size_t j = 0; j < runs.size(); ++j)
     for (CallStep& s : runs[j]->plan()) steps.push_back(std::move(s)), case_of.push_back(j);
-  for (size_t done = 0; done < steps.size();) {
+  size_t done = 0;
+  // The budget's end, met while call `done` ran or was judged: the cases
+  // before its case are whole, and their outcomes must not be lost.
+  auto stopped = [&](const DeadlineReached& e) {
+    std::vector<CaseOutcome> finished;
+    for (size_t j = 0; j < case_of[std::min(done, steps.size() - 1)]; ++j) finished.push_back(std::move(runs[j]->outcome()));
+    return CasesStopped(e.what(), std::move(finished));
+  };
+  // Judges the calls that answered; a judgement stopped at the deadline
+  // (a long comparison checks it) stops the exchange as a stopped call does.
+  auto judge = [&](const std::vector<RunStatus>& status) {
+    try {
+      for (const RunStatus& s : status) runs[case_of[done]]->judge_planned(s), ++done;
+    } catch (const DeadlineReached& e) {
+      throw stopped(e);
+    }
+  };
+  while (done < steps.size()) {
     std::vector<RunStatus> status;
     try {
       runner.run_steps(backend, std::span(steps).subspan(done), status);  // stops after a crash or hang
     } catch (const DeadlineReached& e) {
-      // The calls that answered are judged; the cases before the one whose
-      // call was stopped are whole, and their outcomes must not be lost.
-      for (const RunStatus& s : status) runs[case_of[done++]]->judge_planned(s);
-      std::vector<CaseOutcome> finished;
-      for (size_t j = 0; j < case_of[done]; ++j) finished.push_back(std::move(runs[j]->outcome()));
-      throw CasesStopped(e.what(), std::move(finished));
+      judge(status);
+      throw stopped(e);
     }
     if (status.empty()) throw InfraError("the runner made none of the calls");
-    for (const RunStatus& s : status) runs[case_of[done++]]->judge_planned(s);
+    judge(status);
     // A crash or hang decides its case, and the copies that set up the
     // case's next call were not made: go on with the next case.
     const RunEnd last = status.back().end;
