@@ -165,3 +165,65 @@ TEST_CASE("device in-place draws (moved round, patched) equal whole draws", "[gp
     CHECK(img[0] == img[2]);
   }
 }
+
+// Backend::begin_batch: the fills, paints and copies a batch holds and
+// launches together (a launch per wave of independent work) leave every
+// byte as the same calls launched one at a time do: dependent work on one
+// buffer in its order (a paint under a draw, a copy of a drawn buffer, a
+// copy of that copy, a paint over a buffer a copy read), padded and offset
+// layouts, a broadcast tensor, work too big to hold (launched alone, after
+// what is held), and a download inside the batch (launches what is held).
+TEST_CASE("a batch's held fills, paints and copies leave the bytes one-at-a-time launches leave", "[gpu][reference][batch]") {
+  auto gpu = make_backend(BackendKind::cuda);
+  for (uint64_t i = 0; i < 16; ++i) {
+    const DType t = i % 3 == 0 ? DType::f16 : i % 3 == 1 ? DType::f32 : DType::bf16;
+    gemm::Problem c = small_case(i, t);
+    if (i == 5) c.m = 700, c.k = 600, c.a = gemm::make_layout(c.m, c.k, false);  // A past what a batch holds
+    auto g = gemm::tensors(c);
+    std::vector<TensorGeom> geoms(g.begin(), g.end());
+    geoms.push_back(TensorGeom::matrix(t, 9, 13, 0, 1, 2));  // every row the same: drawn once
+    INFO(describe(gemm::to_case(c)));
+    std::vector<std::vector<std::byte>> img[2], mid[2];
+    for (int batched = 0; batched < 2; ++batched) {
+      std::vector<std::unique_ptr<GuardedTensor>> x, y;
+      std::vector<Buffer> snap, again;
+      for (const TensorGeom& tg : geoms) {
+        x.push_back(std::make_unique<GuardedTensor>(*gpu, tg));
+        y.push_back(std::make_unique<GuardedTensor>(*gpu, tg));
+        snap.push_back(gpu->allocate(x.back()->buffer().bytes));
+        again.push_back(gpu->allocate(x.back()->buffer().bytes));
+      }
+      if (batched) gpu->begin_batch();
+      for (size_t k = 0; k < geoms.size(); ++k) {
+        TensorGeom shifted = geoms[k];
+        shifted.offset += int64_t(kGuardBytes / dtype_bytes(shifted.dtype));
+        const RecipeParams p = k < 3 ? gemm::recipe_params(c, gemm::Operand(k)) : RecipeParams{};
+        x[k]->paint_canary_around();
+        gpu->fill_tensor(x[k]->buffer(), shifted, p, c.seed + k, uint32_t(k));
+        y[k]->paint_canary();
+        gpu->fill_constant(y[k]->buffer(), shifted, poison_bits(shifted.dtype));
+        gpu->copy(snap[k], x[k]->buffer());
+        gpu->copy(again[k], snap[k]);
+        if (k == 1) mid[batched].push_back(x[0]->download());  // held work first
+        gpu->fill_pattern(snap[k], 0x5a5a5a5a5a5a5a5aull, 8);
+      }
+      if (batched) gpu->end_batch();
+      for (size_t k = 0; k < geoms.size(); ++k) {
+        img[batched].push_back(x[k]->download());
+        img[batched].push_back(y[k]->download());
+        for (Buffer b : {snap[k], again[k]}) {
+          std::vector<std::byte> h(b.bytes);
+          gpu->download(b, h.data());
+          img[batched].push_back(std::move(h));
+        }
+        gpu->release(snap[k]), gpu->release(again[k]);
+      }
+    }
+    REQUIRE(img[0].size() == img[1].size());
+    for (size_t k = 0; k < img[0].size(); ++k) {
+      INFO("image " << k);
+      CHECK(img[0][k] == img[1][k]);
+    }
+    CHECK(mid[0] == mid[1]);
+  }
+}

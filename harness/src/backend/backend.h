@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <dlpack/dlpack.h>
@@ -106,6 +107,13 @@ class Backend {
     for (size_t k = 0; k < count; ++k) out.push_back(first_difference(pairs[k].x, pairs[k].y));
     return out;
   }
+  // first_differences without waiting for the answer: queue_differences
+  // queues the check, queued_differences reads its answer. On cuda the
+  // answer is copied back in stream order, so a wait the caller makes in
+  // between (a comparison's) brings it along and the read waits for
+  // nothing. One queued check at a time; by default it is answered at once.
+  virtual void queue_differences(const BufferPair* pairs, size_t count) { queued_ = first_differences(pairs, count); }
+  virtual std::vector<std::optional<size_t>> queued_differences() { return std::exchange(queued_, {}); }
   // The elements of g (offsets from the buffers' starts) from src into dst
   // (the guard check: exec/guarded_tensor.h).
   virtual void copy_elements(Buffer dst, Buffer src, const TensorGeom& g) = 0;
@@ -138,6 +146,44 @@ class Backend {
   // Waits for all queued work. Returns "" or the error the device reported
   // (for CUDA: the first error, sticky or not, since the last call).
   virtual std::string synchronize() = 0;
+
+  // A batch of element work: between begin_batch and end_batch the fills,
+  // paints and copies of small buffers (fill_pattern, fill_tensor,
+  // fill_constant, copy) may be held and launched together at its end, a
+  // launch per wave of independent work instead of one each (cuda: a small
+  // case's set-up is some thirty of them). Work on one buffer keeps the
+  // order it was asked in. Any other call of the backend launches what is
+  // held first; work put on stream() directly is not ordered after it until
+  // end_batch. Batches nest (the outermost end launches). By default every
+  // call launches at once.
+  virtual void begin_batch() {}
+  virtual void end_batch() {}
+
+ private:
+  std::vector<std::optional<size_t>> queued_;  // the default queue_differences' answer
+};
+
+// A batch (Backend::begin_batch) for the life of a scope: ends however the
+// scope is left (end() at the normal end reports a failure to launch).
+class BatchScope {
+ public:
+  explicit BatchScope(Backend& be) : be_(be) { be_.begin_batch(); }
+  ~BatchScope() {
+    if (open_) try {
+        be_.end_batch();
+      } catch (...) {  // the scope is being left by another exception: that one counts
+      }
+  }
+  void end() {
+    open_ = false;
+    be_.end_batch();
+  }
+  BatchScope(const BatchScope&) = delete;
+  BatchScope& operator=(const BatchScope&) = delete;
+
+ private:
+  Backend& be_;
+  bool open_ = true;
 };
 
 // `count` doubles in a backend's memory for one reference call (its blocks'

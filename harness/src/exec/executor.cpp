@@ -84,6 +84,7 @@ class CaseRun {
   bool next_call() {
     if (done_ || call_ == calls()) return false;
     ++call_;
+    BatchScope batch(be_);  // the call's paints, draws and snapshots in a few launches
     const InputDelta since = call_ == 1 ? InputDelta{} : change_since(call_ - 1, call_);
     for (size_t i = 0; i < n_; ++i) {
       if (!is_input(i)) {
@@ -104,6 +105,7 @@ class CaseRun {
       }
       be_.copy(snapshot(i), t_[i]->buffer());
     }
+    batch.end();
     make_frame();
     return true;
   }
@@ -313,7 +315,15 @@ class CaseRun {
     if (against_previous)
       for (size_t i = 0; i < n_; ++i)
         if (!is_input(i)) repeat_slot[i] = pairs.size(), pairs.push_back({(*previous)[i], left[i]});
-    const std::vector<std::optional<size_t>> diff = be_.first_differences(pairs.data(), pairs.size());
+    // A call judged against its reference (all but a repeat, whose output
+    // most often equals the call before's) is judged while the checks
+    // above run, so that their answer comes with the judgement's wait for
+    // the device. The reference reads the inputs as handed, so a call that
+    // fails the checks only has its judgement thrown away.
+    be_.queue_differences(pairs.data(), pairs.size());
+    std::optional<Judged> judged;
+    if (!against_previous) judged = judge_values(call, handed, left);
+    const std::vector<std::optional<size_t>> diff = be_.queued_differences();
     // Output i's first damaged byte in its buffer, over its probes.
     auto damaged = [&](size_t i) {
       std::optional<size_t> first;
@@ -343,8 +353,33 @@ class CaseRun {
       if (same) return true;
     }
 
-    // Only now the reference, from the inputs as handed (checked unchanged
-    // above), with initial values redrawn into scratch memory the kernel never saw.
+    if (!judged) judged = judge_values(call, handed, left);
+    out.stats = std::move(judged->stats);
+    if (opt_.keep_tensors) {
+      CaseTensors kept;
+      kept.before.resize(n_), kept.after.resize(n_);
+      for (size_t i = 0; i < n_; ++i) {
+        kept.before[i] = download(is_input(i) ? left[i] : handed[i]);  // inputs: unchanged, as checked above
+        if (!is_input(i)) kept.after[i] = download(left[i]);
+      }
+      kept.ref = std::move(judged->ref), kept.bound = std::move(judged->bound), kept.data_start = guard;
+      out.tensors = std::move(kept);
+    }
+    Verdict v = verdict_of(out.stats);
+    if (v == Verdict::pass) return true;
+    if (previous) v = classify_repeat(v, out.stats, handed, left, *previous);
+    return fail(out, call, v, summary(out.stats));
+  }
+
+  // A call's outputs against the op's reference, from the inputs as handed
+  // (their copies, which the candidate never saw), with initial values
+  // redrawn into scratch memory the kernel never saw.
+  struct Judged {
+    CompareStats stats;
+    std::vector<std::vector<double>> ref, bound;  // keep_tensors only
+  };
+  Judged judge_values(int call, const std::vector<Buffer>& handed, const std::vector<Buffer>& left) {
+    const size_t guard = t_[0]->guard();
     std::vector<const std::byte*> device(n_, nullptr), out_at(n_, nullptr);
     std::vector<RecipeParams> drawn(n_);
     for (size_t i = 0; i < n_; ++i) {
@@ -358,28 +393,15 @@ class CaseRun {
       if (!is_input(i)) out_at[i] = left[i].data + guard;
     }
     const bool keep = opt_.keep_tensors;  // each judged call's replace the last: the failing call's are what stays
-    std::vector<std::vector<double>> ref, bound;
+    Judged j;
     JudgeInput in{c_, device, out_at, drawn, seed_of(call), opt_.compute, opt_.tolerance_scale, opt_.subnormals,
-                  opt_.deadline, keep ? &ref : nullptr, keep ? &bound : nullptr};
+                  opt_.deadline, keep ? &j.ref : nullptr, keep ? &j.bound : nullptr};
     in.memo = &memo_;
     if (memo_call_ > 0) in.since_memo = change_since(memo_call_, call);
     if (call < calls() && change_since(call, call + 1).kind == InputDelta::Kind::sparse) in.upcoming = &change_;
-    out.stats = op_.judge(be_, in);
+    j.stats = op_.judge(be_, in);
     memo_call_ = call;
-    if (keep) {
-      CaseTensors kept;
-      kept.before.resize(n_), kept.after.resize(n_);
-      for (size_t i = 0; i < n_; ++i) {
-        kept.before[i] = download(is_input(i) ? left[i] : handed[i]);  // inputs: unchanged, as checked above
-        if (!is_input(i)) kept.after[i] = download(left[i]);
-      }
-      kept.ref = std::move(ref), kept.bound = std::move(bound), kept.data_start = guard;
-      out.tensors = std::move(kept);
-    }
-    Verdict v = verdict_of(out.stats);
-    if (v == Verdict::pass) return true;
-    if (previous) v = classify_repeat(v, out.stats, handed, left, *previous);
-    return fail(out, call, v, summary(out.stats));
+    return j;
   }
 
   // A byte outside tensor i's elements (guards, gaps) that no longer holds
@@ -539,8 +561,10 @@ std::vector<CaseOutcome> run_cases(const Op& op, Backend& backend, Runner& runne
   for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(op, backend, c, opt, true));
   std::vector<CallStep> steps;
   std::vector<size_t> case_of;  // steps[i] is a call of runs[case_of[i]]
+  BatchScope batch(backend);  // every case's paints, draws and staged copies in a few launches
   for (size_t j = 0; j < runs.size(); ++j)
     for (CallStep& s : runs[j]->plan()) steps.push_back(std::move(s)), case_of.push_back(j);
+  batch.end();
   size_t done = 0;
   // The budget's end, met while call `done` ran or was judged: the cases
   // before its case are whole, and their outcomes must not be lost.

@@ -189,7 +189,11 @@ class Op {
   virtual std::vector<std::vector<double>> reference(Backend& backend, const Case& c,
                                                      std::span<const std::byte* const> device) const = 0;
   // Compares every output of one call with the reference under the op's
-  // tolerance. first_bad's `tensor` names the output.
+  // tolerance. first_bad's `tensor` names the output. The executor may call
+  // it while the call's input and guard checks are still on the device
+  // (Backend::queue_differences), so it reads the inputs only through
+  // in.device (the copies as handed, which the candidate never saw), and a
+  // call that then fails those checks has its judgement thrown away.
   virtual CompareStats judge(Backend& backend, const JudgeInput& in) const = 0;
 
   // ---- shrinking (shrink/shrinker.cpp): the generic moves use these

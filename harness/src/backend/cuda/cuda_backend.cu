@@ -101,9 +101,11 @@ CudaBackend::CudaBackend(size_t share) {
     for (auto& [key, hook] : unmap_hooks_) hook(ids);
   };
   blocks_ = std::make_unique<BlockCache>(std::move(device), kKeepCachedBlocks);
-  diff_capacity_ = 64;
-  check_setup(cudaMalloc(&diff_index_, diff_capacity_ * sizeof(unsigned long long)), "cudaMalloc");
-  check_setup(cudaMallocHost(&diff_host_, diff_capacity_ * sizeof(unsigned long long)), "cudaMallocHost");
+  for (DifferenceAnswers* a : {&diff_, &queued_diff_}) {
+    a->capacity = 64;
+    check_setup(cudaMalloc(&a->device, a->capacity * sizeof(unsigned long long)), "cudaMalloc");
+    check_setup(cudaMallocHost(&a->host, a->capacity * sizeof(unsigned long long)), "cudaMallocHost");
+  }
 }
 
 DeviceMemoryFigures CudaBackend::measure_memory() {
@@ -127,6 +129,7 @@ DeviceMemoryFigures CudaBackend::measure_memory() {
 std::string CudaBackend::memory_figures() { return describe(measure_memory()); }
 
 void CudaBackend::release_cached() {
+  launch_held();
   blocks_->trim();  // stops a worker that maps them first (the unmap hook)
   cudaMemPool_t pool;
   if (cudaStreamSynchronize(cudaStream_t(stream_)) == cudaSuccess &&
@@ -150,16 +153,22 @@ void CudaBackend::make_room(double bytes) {
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(cudaStream_t(stream_));
+  if (jobs_pinned_) cudaFreeHost(jobs_pinned_);
+  if (jobs_device_) cudaFree(jobs_device_);
+  if (jobs_uploaded_) cudaEventDestroy(cudaEvent_t(jobs_uploaded_));
   unmap_hooks_.clear();  // whoever added them may be gone by now
   blocks_.reset();
   for (std::byte* p : exact_) cudaFree(p);
-  if (diff_index_) cudaFree(diff_index_);
-  if (diff_host_) cudaFreeHost(diff_host_);
+  for (DifferenceAnswers* a : {&diff_, &queued_diff_}) {
+    if (a->device) cudaFree(a->device);
+    if (a->host) cudaFreeHost(a->host);
+  }
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(cudaStream_t(stream_));
 }
 
 cublasContext* CudaBackend::cublas() {
+  launch_held();  // the reference's work reads what a batch holds
   if (!cublas_) {
     if (cublasCreate(&cublas_) != CUBLAS_STATUS_SUCCESS) throw InfraError("cublasCreate failed");
     cublasSetStream(cublas_, cudaStream_t(stream_));
@@ -193,6 +202,10 @@ Buffer CudaBackend::allocate_exact(size_t bytes) {
 // Reuse is safe without waiting: every later use of the block is queued on
 // the same stream, and a worker's calls have finished before run() returns.
 void CudaBackend::release(Buffer& b) {
+  try {
+    launch_held();  // held work may write the block, which a trim could free
+  } catch (const InfraError&) {  // called from destructors: the failure shows at the next wait
+  }
   if (b.data && exact_.erase(b.data)) cudaFree(b.data);
   else if (b.data) blocks_->give_back(b.data);
   b = {};
@@ -336,26 +349,176 @@ __global__ void difference_kernel(const __grid_constant__ DifferencePairs p, uns
     if (x[i] != y[i]) atomicMin(first, (unsigned long long)i);
 }
 
+// A batch's element work (Backend::begin_batch): block b of a launch finds
+// its job (the last whose first_block is at most b) and does its share with
+// the job's other blocks, the types known only at run time (the jobs are
+// small: a 64-bit division an element, which the walks above avoid, costs
+// less than the launches it saves).
+constexpr int64_t kMaxHeldUnits = int64_t(1) << 18;  // bigger work is launched alone, with a grid of its own
+constexpr int64_t kMaxJobBlocks = 64;
+
+__device__ void pattern_job(const ElementJob& j, int64_t first, int64_t step) {
+  const int width = j.width;
+  const uint64_t bits = j.bits;
+  const int64_t words = int64_t(j.bytes / uint64_t(width));
+  const bool aligned = reinterpret_cast<uintptr_t>(j.dst) % uint64_t(width) == 0;
+  for (int64_t i = first; i < words; i += step) {
+    std::byte* at = j.dst + i * width;
+    if (aligned && width == 8) *reinterpret_cast<uint64_t*>(at) = bits;
+    else if (aligned && width == 4) *reinterpret_cast<uint32_t*>(at) = uint32_t(bits);
+    else if (aligned && width == 2) *reinterpret_cast<uint16_t*>(at) = uint16_t(bits);
+    else memcpy(at, &bits, size_t(width));
+  }
+}
+__device__ void copy_job(const ElementJob& j, int64_t first, int64_t step) {
+  const bool aligned = (reinterpret_cast<uintptr_t>(j.dst) | reinterpret_cast<uintptr_t>(j.src)) % 16 == 0;
+  const int64_t bytes = int64_t(j.bytes), words = aligned ? bytes / 16 : 0;
+  for (int64_t i = first; i < words; i += step)
+    reinterpret_cast<uint4*>(j.dst)[i] = reinterpret_cast<const uint4*>(j.src)[i];
+  for (int64_t i = words * 16 + first; i < bytes; i += step) j.dst[i] = j.src[i];
+}
+// As tensor_kernel (a broadcast element once, a broadcast column's first)
+// and constant_kernel do it.
+__device__ void element_job(const ElementJob& j, int64_t first, int64_t step) {
+  const TensorGeom& g = j.g;
+  const DType t = g.dtype;
+  const int size = dtype_bytes(t);
+  const int64_t cs = g.col_stride();
+  const bool tensor = j.kind == ElementJob::Kind::tensor;
+  bool broadcast = false;
+  if (tensor)
+    for (int d = 0; d < g.ndim; ++d) broadcast |= g.strides[d] == 0 && g.shape[d] > 1;
+  const int64_t last = tensor && cs == 0 ? 1 : g.cols(), count = g.rows() * last;
+  for (int64_t e = first; e < count; e += step) {
+    const int64_t r = e / last, c = e - r * last;
+    if (broadcast && !g.representative(r, 0)) continue;
+    std::byte* at = j.dst + (g.index(r, 0) + c * cs) * size;
+    store_bits(t, at, tensor ? recipe_bits(j.p, t, j.seed, j.tensor, r, c) : j.bits);
+  }
+}
+__global__ void __launch_bounds__(kThreads) element_jobs_kernel(const ElementJob* jobs, int count) {
+  int lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (jobs[mid].first_block <= blockIdx.x) lo = mid;
+    else hi = mid - 1;
+  }
+  const ElementJob& j = jobs[lo];
+  const int64_t first = int64_t(blockIdx.x - j.first_block) * blockDim.x + threadIdx.x;
+  const int64_t step = int64_t(j.blocks) * blockDim.x;
+  switch (j.kind) {
+    case ElementJob::Kind::pattern: pattern_job(j, first, step); break;
+    case ElementJob::Kind::copy: copy_job(j, first, step); break;
+    case ElementJob::Kind::tensor: case ElementJob::Kind::constant: element_job(j, first, step); break;
+  }
+}
+
 }  // namespace
+
+// The block p lies in; nullptr outside the block cache (an exact
+// allocation, whose ranges the batch could not tell apart: launched alone).
+const std::byte* CudaBackend::block_of(const void* p) const {
+  const std::optional<Block> b = blocks_->owner_of(p);
+  return b ? b->data : nullptr;
+}
+
+bool CudaBackend::hold(ElementJob job, int64_t units) {
+  if (batch_depth_ == 0) return false;
+  const std::byte* dst = block_of(job.dst);
+  const std::byte* src = job.src ? block_of(job.src) : nullptr;
+  if (units > kMaxHeldUnits || !dst || (job.src && !src)) {
+    launch_held();
+    return false;
+  }
+  if (units <= 0) return true;
+  job.blocks = unsigned(std::clamp<int64_t>((units + kThreads - 1) / kThreads, 1, kMaxJobBlocks));
+  // After every held job that writes a buffer this one touches, or reads the one it writes.
+  int wave = 0;
+  if (auto it = uses_.find(dst); it != uses_.end()) wave = std::max({wave, it->second.written + 1, it->second.read + 1});
+  if (src)
+    if (auto it = uses_.find(src); it != uses_.end()) wave = std::max(wave, it->second.written + 1);
+  Uses& d = uses_[dst];
+  d.written = std::max(d.written, wave);
+  if (src) {
+    Uses& r = uses_[src];
+    r.read = std::max(r.read, wave);
+  }
+  jobs_.push_back(job);
+  job_wave_.push_back(wave);
+  return true;
+}
+
+void CudaBackend::launch_held() {
+  if (jobs_.empty()) return;
+  auto s = cudaStream_t(stream_);
+  const size_t n = jobs_.size();
+  if (jobs_capacity_ < n) {
+    if (jobs_pinned_) check_cuda(cudaFreeHost(jobs_pinned_), "cudaFreeHost");  // waits for the last upload
+    if (jobs_device_) check_cuda(cudaFree(jobs_device_), "cudaFree");
+    jobs_pinned_ = nullptr, jobs_device_ = nullptr, jobs_capacity_ = 0;
+    const size_t capacity = std::max<size_t>(n, 2 * jobs_capacity_ + 256);
+    check_cuda(cudaMallocHost(&jobs_pinned_, capacity * sizeof(ElementJob)), "cudaMallocHost");
+    check_cuda(cudaMalloc(&jobs_device_, capacity * sizeof(ElementJob)), "cudaMalloc");
+    jobs_capacity_ = capacity;
+    if (!jobs_uploaded_) {
+      cudaEvent_t e;
+      check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+      jobs_uploaded_ = e;
+    }
+  } else {
+    check_cuda(cudaEventSynchronize(cudaEvent_t(jobs_uploaded_)), "batch staging");  // the last upload has read it
+  }
+  struct Wave {
+    size_t begin, end;
+    unsigned blocks;
+  };
+  std::vector<Wave> waves;
+  const int last = *std::max_element(job_wave_.begin(), job_wave_.end());
+  size_t at = 0;
+  for (int w = 0; w <= last; ++w) {
+    Wave wave{at, at, 0};
+    for (size_t k = 0; k < n; ++k) {
+      if (job_wave_[k] != w) continue;
+      ElementJob& j = jobs_pinned_[at++];
+      j = jobs_[k];
+      j.first_block = wave.blocks;
+      wave.blocks += j.blocks;
+    }
+    wave.end = at;
+    if (wave.end > wave.begin) waves.push_back(wave);
+  }
+  jobs_.clear(), job_wave_.clear(), uses_.clear();
+  check_cuda(cudaMemcpyAsync(jobs_device_, jobs_pinned_, n * sizeof(ElementJob), cudaMemcpyHostToDevice, s),
+             "batch upload");
+  check_cuda(cudaEventRecord(cudaEvent_t(jobs_uploaded_), s), "batch upload");
+  for (const Wave& w : waves)
+    element_jobs_kernel<<<w.blocks, kThreads, 0, s>>>(jobs_device_ + w.begin, int(w.end - w.begin));
+  check_cuda(cudaGetLastError(), "batch launch");
+}
+
+void CudaBackend::end_batch() {
+  if (batch_depth_ > 0 && --batch_depth_ == 0) launch_held();
+}
 
 std::optional<size_t> CudaBackend::first_difference(Buffer x, Buffer y) {
   const BufferPair one{x, y};
   return first_differences(&one, 1).front();
 }
 
-std::vector<std::optional<size_t>> CudaBackend::first_differences(const BufferPair* pairs, size_t count) {
+void CudaBackend::launch_differences(const BufferPair* pairs, size_t count, DifferenceAnswers& a) {
+  launch_held();
   auto s = cudaStream_t(stream_);
-  if (count > diff_capacity_) {  // rare: a case with many tensors
+  if (count > a.capacity) {  // rare: a case with many tensors
     check_cuda(cudaStreamSynchronize(s), "first_differences sync");
-    cudaFree(diff_index_), cudaFreeHost(diff_host_);
-    diff_index_ = nullptr, diff_host_ = nullptr, diff_capacity_ = 0;
-    check_cuda(cudaMalloc(&diff_index_, count * sizeof(unsigned long long)), "cudaMalloc");
-    check_cuda(cudaMallocHost(&diff_host_, count * sizeof(unsigned long long)), "cudaMallocHost");
-    diff_capacity_ = count;
+    cudaFree(a.device), cudaFreeHost(a.host);
+    a.device = nullptr, a.host = nullptr, a.capacity = 0;
+    check_cuda(cudaMalloc(&a.device, count * sizeof(unsigned long long)), "cudaMalloc");
+    check_cuda(cudaMallocHost(&a.host, count * sizeof(unsigned long long)), "cudaMallocHost");
+    a.capacity = count;
   }
-  std::vector<std::optional<size_t>> out(count);
-  if (count == 0) return out;
-  check_cuda(cudaMemsetAsync(diff_index_, 0xff, count * sizeof(unsigned long long), s), "first_differences");  // none
+  a.count = count;
+  if (count == 0) return;
+  check_cuda(cudaMemsetAsync(a.device, 0xff, count * sizeof(unsigned long long), s), "first_differences");  // none
   for (size_t first = 0; first < count; first += kPairsPerLaunch) {
     DifferencePairs p{};
     const int n = int(std::min<size_t>(kPairsPerLaunch, count - first));
@@ -367,19 +530,42 @@ std::vector<std::optional<size_t>> CudaBackend::first_differences(const BufferPa
       p.aligned[j] = (reinterpret_cast<uintptr_t>(x.data) | reinterpret_cast<uintptr_t>(y.data)) % 16 == 0;
       most = std::max<int64_t>(most, int64_t(p.aligned[j] ? x.bytes / 16 + 16 : x.bytes));
     }
-    difference_kernel<<<dim3(blocks_for(most), unsigned(n)), kThreads, 0, s>>>(p, diff_index_ + first);
+    difference_kernel<<<dim3(blocks_for(most), unsigned(n)), kThreads, 0, s>>>(p, a.device + first);
   }
   check_cuda(cudaGetLastError(), "first_differences launch");
-  check_cuda(cudaMemcpyAsync(diff_host_, diff_index_, count * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+  check_cuda(cudaMemcpyAsync(a.host, a.device, count * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
              "first_differences");
-  check_cuda(cudaStreamSynchronize(s), "first_differences sync");
-  for (size_t k = 0; k < count; ++k)
-    if (diff_host_[k] != ~0ull) out[k] = size_t(diff_host_[k]);
+}
+
+std::vector<std::optional<size_t>> CudaBackend::answers(const DifferenceAnswers& a) {
+  std::vector<std::optional<size_t>> out(a.count);
+  for (size_t k = 0; k < a.count; ++k)
+    if (a.host[k] != ~0ull) out[k] = size_t(a.host[k]);
+  return out;
+}
+
+std::vector<std::optional<size_t>> CudaBackend::first_differences(const BufferPair* pairs, size_t count) {
+  launch_differences(pairs, count, diff_);
+  check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "first_differences sync");
+  return answers(diff_);
+}
+
+void CudaBackend::queue_differences(const BufferPair* pairs, size_t count) {
+  launch_differences(pairs, count, queued_diff_);
+}
+
+std::vector<std::optional<size_t>> CudaBackend::queued_differences() {
+  check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "first_differences sync");  // done, when a wait came between
+  std::vector<std::optional<size_t>> out = answers(queued_diff_);
+  queued_diff_.count = 0;
   return out;
 }
 
 void CudaBackend::fill_pattern(Buffer b, uint64_t pattern, int width) {
   const size_t words = b.bytes / width;
+  ElementJob job;
+  job.kind = ElementJob::Kind::pattern, job.dst = b.data, job.bytes = b.bytes, job.bits = pattern, job.width = width;
+  if (hold(job, int64_t(words))) return;
   const unsigned blocks = blocks_for(int64_t(words));
   auto s = cudaStream_t(stream_);
   const bool aligned = reinterpret_cast<uintptr_t>(b.data) % width == 0;
@@ -396,6 +582,9 @@ void CudaBackend::fill_pattern(Buffer b, uint64_t pattern, int width) {
 
 void CudaBackend::fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) {
   if (g.count() == 0) return;
+  ElementJob job;
+  job.kind = ElementJob::Kind::tensor, job.dst = b.data, job.g = g, job.p = p, job.seed = seed, job.tensor = tensor;
+  if (hold(job, g.count())) return;
   const cuda_walk::Launch l = cuda_walk::launch_for(g.rows(), g.cols());
   auto s = cudaStream_t(stream_);
   if (g.dtype == DType::f32) tensor_kernel<int(DType::f32)><<<l.grid, l.block, 0, s>>>(b.data, g, p, seed, tensor);
@@ -407,6 +596,7 @@ void CudaBackend::fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams&
 }
 
 void CudaBackend::fill_patched(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t tensor) {
+  launch_held();
   const int64_t n = p.patch.covered(g.cols());
   if (g.count() == 0 || n == 0) return;
   patch_kernel<<<blocks_for(n), kThreads, 0, cudaStream_t(stream_)>>>(b.data, g, p, seed, tensor);
@@ -414,6 +604,7 @@ void CudaBackend::fill_patched(Buffer b, const TensorGeom& g, const RecipeParams
 }
 
 void CudaBackend::copy_rotated(Buffer dst, Buffer src, const TensorGeom& g, const Rotation& rot) {
+  launch_held();
   if (g.count() == 0) return;
   const cuda_walk::Launch l = cuda_walk::launch_for(g.rows(), g.cols());
   copy_rotated_kernel<<<l.grid, l.block, 0, cudaStream_t(stream_)>>>(dst.data, src.data, g, rot);
@@ -426,12 +617,16 @@ void CudaBackend::fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) {
     const size_t size = size_t(dtype_bytes(g.dtype));
     return fill_pattern(Buffer{b.data + size_t(g.offset) * size, size_t(g.count()) * size, -1, 0}, bits, int(size));
   }
+  ElementJob job;
+  job.kind = ElementJob::Kind::constant, job.dst = b.data, job.g = g, job.bits = bits;
+  if (hold(job, g.count())) return;
   const cuda_walk::Launch l = cuda_walk::launch_for(g.rows(), g.cols());
   constant_kernel<<<l.grid, l.block, 0, cudaStream_t(stream_)>>>(b.data, g, bits);
   check_cuda(cudaGetLastError(), "fill_constant launch");
 }
 
 void CudaBackend::copy_elements(Buffer dst, Buffer src, const TensorGeom& g) {
+  launch_held();
   if (g.count() == 0) return;
   const cuda_walk::Launch l = cuda_walk::launch_for(g.rows(), g.cols());
   copy_elements_kernel<<<l.grid, l.block, 0, cudaStream_t(stream_)>>>(dst.data, src.data, g);
@@ -439,6 +634,7 @@ void CudaBackend::copy_elements(Buffer dst, Buffer src, const TensorGeom& g) {
 }
 
 void CudaBackend::read(const void* p, size_t bytes, void* host) {
+  launch_held();
   if (!bytes) return;
   check_cuda(cudaMemcpyAsync(host, p, bytes, cudaMemcpyDeviceToHost, cudaStream_t(stream_)), "read");
   check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "read sync");
@@ -446,15 +642,18 @@ void CudaBackend::read(const void* p, size_t bytes, void* host) {
 
 CompareStats CudaBackend::compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
                                   const double* bound, const double* terms, const ClassRefs& classes) {
+  launch_held();
   return comparer_.compare(stream_, tol, g, out, ref, bound, terms, classes);
 }
 
 void CudaBackend::download(Buffer b, std::byte* host) {
+  launch_held();
   check_cuda(cudaMemcpyAsync(host, b.data, b.bytes, cudaMemcpyDeviceToHost, cudaStream_t(stream_)), "download");
   check_cuda(cudaStreamSynchronize(cudaStream_t(stream_)), "download sync");
 }
 
 void CudaBackend::download_range(Buffer b, size_t offset, size_t bytes, std::byte* host) {
+  launch_held();
   if (offset > b.bytes || bytes > b.bytes - offset) throw InfraError("download_range past the buffer's end");
   check_cuda(cudaMemcpyAsync(host, b.data + offset, bytes, cudaMemcpyDeviceToHost, cudaStream_t(stream_)),
              "download_range");
@@ -462,14 +661,20 @@ void CudaBackend::download_range(Buffer b, size_t offset, size_t bytes, std::byt
 }
 
 void CudaBackend::upload(Buffer b, const std::byte* host) {
+  launch_held();
   check_cuda(cudaMemcpyAsync(b.data, host, b.bytes, cudaMemcpyHostToDevice, cudaStream_t(stream_)), "upload");
 }
 
 void CudaBackend::copy(Buffer dst, Buffer src) {
+  ElementJob job;
+  job.kind = ElementJob::Kind::copy, job.dst = dst.data, job.src = src.data, job.bytes = src.bytes;
+  const bool aligned = (reinterpret_cast<uintptr_t>(dst.data) | reinterpret_cast<uintptr_t>(src.data)) % 16 == 0;
+  if (hold(job, int64_t(aligned ? src.bytes / 16 + 16 : src.bytes))) return;
   check_cuda(cudaMemcpyAsync(dst.data, src.data, src.bytes, cudaMemcpyDeviceToDevice, cudaStream_t(stream_)), "copy");
 }
 
 std::string CudaBackend::synchronize() {
+  launch_held();
   cudaError_t e = cudaStreamSynchronize(cudaStream_t(stream_));
   if (e == cudaSuccess) e = cudaDeviceSynchronize();  // work the candidate put on other streams
   cudaError_t last = cudaGetLastError();

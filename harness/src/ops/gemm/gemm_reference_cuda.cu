@@ -256,6 +256,41 @@ struct ProductsSource {
   }
 };
 
+// A small GEMM's products formed in the comparison itself (DirectSource):
+// each element's k terms summed in FP64 as it is judged, so its judgement is
+// one kernel with nothing widened, no DGEMM and no products kept. Up to this
+// much work (m n k) and this long a sum per element (a thread's serial
+// chain); past them the DGEMMs and the reuse of a call's products pay.
+constexpr double kDirectMaxWork = double(int64_t(1) << 24);
+constexpr int64_t kDirectMaxK = 512;
+
+bool direct_pays(const GemmOperands& op) {
+  const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
+  return k <= kDirectMaxK && double(m) * double(n) * double(k) <= kDirectMaxWork;
+}
+
+// Element (r, c)'s sums A(r, :) B(:, c) and |A(r, :)| |B(:, c)| in FP64 (an
+// FP32, FP16 or FP8 product is exact there; the sums' rounding is the
+// DGEMM's, in another order), then as ProductsSource combines them.
+struct DirectSource {
+  GemmOperands op;
+  int64_t k;
+  __device__ cuda_judge::Figures at(int64_t, int64_t r, int64_t c) const {
+    double ab = 0.0, abs_ab = 0.0;
+    if (op.alpha != 0.0)  // BLAS: A and B are not read
+      for (int64_t j = 0; j < k; ++j) {
+        const double x = operand_value(op.a, op.ga, op.sa, r, j), y = operand_value(op.b, op.gb, op.sb, j, c);
+        ab = fma(x, y, ab);
+        abs_ab = fma(fabs(x), fabs(y), abs_ab);
+      }
+    const double c0v = op.beta == 0.0 ? 0.0
+                                      : decode(op.gc.dtype, load_bits(op.gc.dtype, op.c0 + op.gc.index(r, c) *
+                                                                                       dtype_bytes(op.gc.dtype)));
+    const Combined x = combined(ab, abs_ab, c0v, op.alpha, op.beta);
+    return {x.ref, x.bound, x.terms};
+  }
+};
+
 }  // namespace
 
 void gemm_cublas(cublasContext* handle, void* stream_ptr, const GemmOperands& op, const RowBlockVisitor& visit,
@@ -295,6 +330,13 @@ CompareStats compare_with_products(cublasContext* handle, void* stream_ptr, cons
                                    const std::byte* out, const ClassRefs& classes, ProductReuse* reuse) {
   auto stream = cudaStream_t(stream_ptr);
   if (op.gc.rows() == 0 || op.gc.cols() == 0) return {};
+  if (direct_pays(op)) {  // no products: nothing is kept for the next call to derive from
+    if (reuse) {
+      if (reuse->kept) reuse->kept->reset();
+      reuse->derived = false;
+    }
+    return comparer.compare_from(stream, tol, g, out, DirectSource{op, op.ga.cols()}, classes);
+  }
   KeptProducts local;
   const KeptProducts& prods = form_products(handle, stream, op, reuse, local);
   const ProductsSource src{prods->ab.p, prods->abs_ab.p, op.c0, op.gc, op.alpha, op.beta};
