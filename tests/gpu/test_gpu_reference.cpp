@@ -178,7 +178,8 @@ TEST_CASE("a batch's held fills, paints and copies leave the bytes one-at-a-time
   for (uint64_t i = 0; i < 16; ++i) {
     const DType t = i % 3 == 0 ? DType::f16 : i % 3 == 1 ? DType::f32 : DType::bf16;
     gemm::Problem c = small_case(i, t);
-    if (i == 5) c.m = 700, c.k = 600, c.a = gemm::make_layout(c.m, c.k, false);  // A past what a batch holds
+    if (i == 5)  // A past what a batch holds
+      c.m = 700, c.k = 600, c.a = gemm::make_layout(c.m, c.k, false), c.c = gemm::make_layout(c.m, c.n, true, 3);
     auto g = gemm::tensors(c);
     std::vector<TensorGeom> geoms(g.begin(), g.end());
     geoms.push_back(TensorGeom::matrix(t, 9, 13, 0, 1, 2));  // every row the same: drawn once

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "backend/cuda/matrix_walk.cuh"
+#include "backend/cuda/reference_scratch.h"
 #include "backend/host/host_backend.h"
 #include "core/error.h"
 
@@ -130,6 +131,7 @@ std::string CudaBackend::memory_figures() { return describe(measure_memory()); }
 
 void CudaBackend::release_cached() {
   launch_held();
+  cuda_reference::release_recycled();  // before the trim, which gives the pool's memory back
   blocks_->trim();  // stops a worker that maps them first (the unmap hook)
   cudaMemPool_t pool;
   if (cudaStreamSynchronize(cudaStream_t(stream_)) == cudaSuccess &&
@@ -153,6 +155,7 @@ void CudaBackend::make_room(double bytes) {
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(cudaStream_t(stream_));
+  cuda_reference::release_recycled();  // freed on their streams, this one among them
   if (jobs_pinned_) cudaFreeHost(jobs_pinned_);
   if (jobs_device_) cudaFree(jobs_device_);
   if (jobs_uploaded_) cudaEventDestroy(cudaEvent_t(jobs_uploaded_));

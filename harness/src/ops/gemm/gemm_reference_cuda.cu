@@ -257,32 +257,64 @@ struct ProductsSource {
 };
 
 // A small GEMM's products formed in the comparison itself (DirectSource):
-// each element's k terms summed in FP64 as it is judged, so its judgement is
-// one kernel with nothing widened, no DGEMM and no products kept. Up to this
-// much work (m n k) and this long a sum per element (a thread's serial
-// chain); past them the DGEMMs and the reuse of a call's products pay.
-constexpr double kDirectMaxWork = double(int64_t(1) << 24);
-constexpr int64_t kDirectMaxK = 512;
+// each element's k terms summed in FP64 as it is judged, one element a
+// thread, so its judgement is one kernel with nothing widened, no DGEMM and
+// no products kept. Up to this much work (m n k) and this long a sum per
+// element (a thread's serial chain); past them the DGEMMs and the reuse of
+// a call's products pay. ASSAY_GEMM_DIRECT_MAX_WORK sets the work (0: never),
+// for measuring the two against each other (docs/bench.md).
+constexpr double kDirectMaxWork = double(int64_t(1) << 22);
+constexpr int64_t kDirectMaxK = 128;
+
+double direct_max_work() {
+  static const double work = [] {
+    const char* v = std::getenv("ASSAY_GEMM_DIRECT_MAX_WORK");
+    return v && *v ? std::strtod(v, nullptr) : kDirectMaxWork;
+  }();
+  return work;
+}
 
 bool direct_pays(const GemmOperands& op) {
   const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
-  return k <= kDirectMaxK && double(m) * double(n) * double(k) <= kDirectMaxWork;
+  return k <= kDirectMaxK && double(m) * double(n) * double(k) <= direct_max_work();
 }
 
 // Element (r, c)'s sums A(r, :) B(:, c) and |A(r, :)| |B(:, c)| in FP64 (an
 // FP32, FP16 or FP8 product is exact there; the sums' rounding is the
-// DGEMM's, in another order), then as ProductsSource combines them.
+// DGEMM's, in another order), then as ProductsSource combines them. kIn:
+// A's and B's dtype when compiled (both the same, no block scales), so each
+// term is two typed loads; -1: operand_value at run time. Four terms' loads
+// go out before their sums (the chain of sums stays in order).
+template <int kIn>
 struct DirectSource {
+  static constexpr bool kOneElementAThread = true;
   GemmOperands op;
   int64_t k;
+  __device__ double a_at(int64_t r, int64_t j) const {
+    if constexpr (kIn < 0) return operand_value(op.a, op.ga, op.sa, r, j);
+    else return decode(DType(kIn), load_bits(DType(kIn), op.a + op.ga.index(r, j) * dtype_bytes(DType(kIn))));
+  }
+  __device__ double b_at(int64_t j, int64_t c) const {
+    if constexpr (kIn < 0) return operand_value(op.b, op.gb, op.sb, j, c);
+    else return decode(DType(kIn), load_bits(DType(kIn), op.b + op.gb.index(j, c) * dtype_bytes(DType(kIn))));
+  }
   __device__ cuda_judge::Figures at(int64_t, int64_t r, int64_t c) const {
     double ab = 0.0, abs_ab = 0.0;
-    if (op.alpha != 0.0)  // BLAS: A and B are not read
-      for (int64_t j = 0; j < k; ++j) {
-        const double x = operand_value(op.a, op.ga, op.sa, r, j), y = operand_value(op.b, op.gb, op.sb, j, c);
-        ab = fma(x, y, ab);
-        abs_ab = fma(fabs(x), fabs(y), abs_ab);
+    if (op.alpha != 0.0) {  // BLAS: A and B are not read
+      constexpr int kAhead = 4;
+      int64_t j = 0;
+      for (; j + kAhead <= k; j += kAhead) {
+        double x[kAhead], y[kAhead];
+#pragma unroll
+        for (int u = 0; u < kAhead; ++u) x[u] = a_at(r, j + u), y[u] = b_at(j + u, c);
+#pragma unroll
+        for (int u = 0; u < kAhead; ++u) ab = fma(x[u], y[u], ab), abs_ab = fma(fabs(x[u]), fabs(y[u]), abs_ab);
       }
+      for (; j < k; ++j) {
+        const double x = a_at(r, j), y = b_at(j, c);
+        ab = fma(x, y, ab), abs_ab = fma(fabs(x), fabs(y), abs_ab);
+      }
+    }
     const double c0v = op.beta == 0.0 ? 0.0
                                       : decode(op.gc.dtype, load_bits(op.gc.dtype, op.c0 + op.gc.index(r, c) *
                                                                                        dtype_bytes(op.gc.dtype)));
@@ -290,6 +322,18 @@ struct DirectSource {
     return {x.ref, x.bound, x.terms};
   }
 };
+
+CompareStats compare_direct(cuda_judge::Comparer& comparer, cudaStream_t stream, const GemmOperands& op,
+                            const Tolerance& tol, const TensorGeom& g, const std::byte* out, const ClassRefs& classes) {
+  const DType t = op.ga.dtype;
+  const int64_t k = op.ga.cols();
+  if (op.gb.dtype == t && !op.sa.data && !op.sb.data) {
+    if (t == DType::f32) return comparer.compare_from(stream, tol, g, out, DirectSource<int(DType::f32)>{op, k}, classes);
+    if (t == DType::f16) return comparer.compare_from(stream, tol, g, out, DirectSource<int(DType::f16)>{op, k}, classes);
+    if (t == DType::bf16) return comparer.compare_from(stream, tol, g, out, DirectSource<int(DType::bf16)>{op, k}, classes);
+  }
+  return comparer.compare_from(stream, tol, g, out, DirectSource<-1>{op, k}, classes);
+}
 
 }  // namespace
 
@@ -335,7 +379,7 @@ CompareStats compare_with_products(cublasContext* handle, void* stream_ptr, cons
       if (reuse->kept) reuse->kept->reset();
       reuse->derived = false;
     }
-    return comparer.compare_from(stream, tol, g, out, DirectSource{op, op.ga.cols()}, classes);
+    return compare_direct(comparer, stream, op, tol, g, out, classes);
   }
   KeptProducts local;
   const KeptProducts& prods = form_products(handle, stream, op, reuse, local);
