@@ -2,7 +2,9 @@
 // a correct GEMM passes, and each kind of misbehaviour gets its own verdict.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -679,4 +681,113 @@ TEST_CASE("executor: a planned exchange whose judging meets the deadline keeps t
     CHECK(e.finished[0].verdict == Verdict::pass);
     CHECK(std::string(e.what()).find("deadline") != std::string::npos);
   }
+}
+
+// Backend::begin_batch lets a backend hold a batch's fills, paints and
+// copies until the batch ends (the cuda backend launches them together).
+// A host backend that really holds them: the executor must end each batch
+// before anything reads what it wrote (the candidate in process, which
+// reads memory directly; the reference), and every other backend call
+// does its held work first, as the contract says. Verdicts are then those
+// of the plain host backend, planned and one call at a time.
+namespace {
+
+class HoldingBackend final : public Backend {
+ public:
+  int batches = 0, held = 0;  // batches begun, work held in them
+
+  BackendKind kind() const override { return host_.kind(); }
+  DLDevice device() const override { return host_.device(); }
+  void* stream() override { return nullptr; }
+  size_t memory_budget() const override { return host_.memory_budget(); }
+  Buffer allocate(size_t bytes) override { return host_.allocate(bytes); }
+  Buffer allocate_exact(size_t bytes) override { return host_.allocate_exact(bytes); }
+  void release(Buffer& b) override { launch(), host_.release(b); }
+  void fill_pattern(Buffer b, uint64_t pattern, int width) override {
+    hold([=, this] { host_.fill_pattern(b, pattern, width); });
+  }
+  void fill_tensor(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t t) override {
+    hold([=, this] { host_.fill_tensor(b, g, p, seed, t); });
+  }
+  void fill_constant(Buffer b, const TensorGeom& g, uint64_t bits) override {
+    hold([=, this] { host_.fill_constant(b, g, bits); });
+  }
+  void copy(Buffer dst, Buffer src) override { hold([=, this] { host_.copy(dst, src); }); }
+  void fill_patched(Buffer b, const TensorGeom& g, const RecipeParams& p, uint64_t seed, uint32_t t) override {
+    launch(), host_.fill_patched(b, g, p, seed, t);
+  }
+  void copy_rotated(Buffer d, Buffer s, const TensorGeom& g, const Rotation& r) override {
+    launch(), host_.copy_rotated(d, s, g, r);
+  }
+  void download(Buffer b, std::byte* h) override { launch(), host_.download(b, h); }
+  void download_range(Buffer b, size_t o, size_t n, std::byte* h) override { launch(), host_.download_range(b, o, n, h); }
+  void upload(Buffer b, const std::byte* h) override { launch(), host_.upload(b, h); }
+  std::optional<size_t> first_difference(Buffer x, Buffer y) override { return launch(), host_.first_difference(x, y); }
+  void copy_elements(Buffer dst, Buffer src, const TensorGeom& g) override { launch(), host_.copy_elements(dst, src, g); }
+  void read(const void* p, size_t bytes, void* h) override { launch(), host_.read(p, bytes, h); }
+  CompareStats compare(const Tolerance& tol, const TensorGeom& g, const std::byte* out, const double* ref,
+                       const double* bound, const double* terms, const ClassRefs& classes) override {
+    return launch(), host_.compare(tol, g, out, ref, bound, terms, classes);
+  }
+  std::optional<Buffer> owner_of(const void* p) const override { return host_.owner_of(p); }
+  std::string synchronize() override { return launch(), std::string{}; }
+  void begin_batch() override { ++depth_, ++batches; }
+  void end_batch() override {
+    if (--depth_ == 0) launch();
+  }
+
+ private:
+  template <class F> void hold(F&& work) {
+    if (depth_ == 0) return work();
+    held_work_.push_back(std::forward<F>(work)), ++held;
+  }
+  void launch() {
+    for (auto& w : held_work_) w();
+    held_work_.clear();
+  }
+  HostBackend host_;
+  int depth_ = 0;
+  std::vector<std::function<void()>> held_work_;
+};
+
+}  // namespace
+
+TEST_CASE("executor: a backend that holds each batch's work until its end gives the plain backend's verdicts",
+          "[executor][batch]") {
+  struct Kernel {
+    assay_run_fn fn;
+    Verdict expect;
+  } kernels[] = {{naive_gemm, Verdict::pass},
+                 {modifies_a, Verdict::input_modified},
+                 {writes_before_c, Verdict::out_of_bounds_write},
+                 {memoizes, Verdict::cached_result}};
+  std::vector<Case> cases;  // the varied cases with elements in every tensor (the bad kernels write there)
+  for (const gemm::Problem& p : varied_cases())
+    if (p.m > 0 && p.n > 0 && p.k > 0) cases.push_back(gemm::to_case(p));
+  for (const Kernel& k : kernels)
+    for (bool planned : {false, true}) {
+      INFO("expect " << name(k.expect) << (planned ? ", planned" : ", one call at a time"));
+      HoldingBackend held;
+      HostBackend plain;
+      InProcessRunner runner(k.fn);
+      auto outcomes = [&](Backend& be) {
+        g_memo.clear();  // memoizes' answer from an earlier run
+        if (planned) return run_cases(gemm_op(), be, runner, cases, options());
+        std::vector<CaseOutcome> out;
+        for (const Case& c : cases) out.push_back(run_case(gemm_op(), be, runner, c, options()));
+        return out;
+      };
+      const std::vector<CaseOutcome> got = outcomes(held), want = outcomes(plain);
+      CHECK(held.batches > 0);
+      CHECK(held.held > 0);  // the batches held work, so an early read would have seen it missing
+      REQUIRE(got.size() == want.size());
+      for (size_t j = 0; j < got.size(); ++j) {
+        INFO(describe(cases[j]) << ": " << got[j].detail);
+        CHECK(got[j].verdict == want[j].verdict);
+        CHECK(got[j].call == want[j].call);
+        CHECK(got[j].stats.bad == want[j].stats.bad);
+      }
+      const bool any = std::any_of(got.begin(), got.end(), [&](const CaseOutcome& o) { return o.verdict == k.expect; });
+      CHECK(any);
+    }
 }
