@@ -25,6 +25,7 @@
 
 #include <unistd.h>
 
+#include "bench_cli.h"
 #include "case/rng.h"
 #include "fuzz/corpus.h"
 #include "fuzz/feedback.h"
@@ -81,7 +82,7 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
   return n;
 }
 
-int main(int argc, char** argv) {
+int run_lab(int argc, char** argv) {
   auto number = [](const char* s, long long& v) {  // a whole decimal number, nothing else
     char* end = nullptr;
     v = std::strtoll(s, &end, 10);
@@ -122,4 +123,8 @@ int main(int argc, char** argv) {
     fs::remove_all(lab.corpus);
   });
   return LLVMFuzzerRunDriver(&ac, &avp, run_one);
+}
+
+int main(int argc, char** argv) {
+  return assay::bench_cli::guarded(argv[0], [&] { return run_lab(argc, argv); });
 }

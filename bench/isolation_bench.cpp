@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_cli.h"
 #include "backend/backend.h"
 #include "core/build_info.h"
 #include "exec/executor.h"
@@ -33,16 +34,25 @@ double run_block(const Op& op, Backend& be, Runner& runner, const std::vector<Ca
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  int64_t cases_per_block = 500, blocks = 6;
-  fs::path spec_file = fs::path(ASSAY_SOURCE_DIR) / "generated_kernels/gemm/host/naive_f32.yaml", out;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--cases") cases_per_block = std::stoll(argv[i + 1]);
-    else if (a == "--blocks") blocks = std::stoll(argv[i + 1]);
-    else if (a == "--spec") spec_file = argv[i + 1];
-    else if (a == "--out") out = argv[i + 1];
+int run_bench(int argc, char** argv) {
+  const bench_cli::Options o = bench_cli::parse_options(argc, argv, {"--cases", "--blocks", "--spec", "--out"});
+  auto given = [&](const char* name, std::string fallback) {
+    auto it = o.given.find(name);
+    return it == o.given.end() ? fallback : it->second;
+  };
+  double cases_given = 0, blocks_given = 0;
+  const bool numbers_ok = bench_cli::read_number(given("--cases", "500"), cases_given) &&
+                          bench_cli::read_number(given("--blocks", "6"), blocks_given) && cases_given >= 1 &&
+                          blocks_given >= 1 && cases_given <= 1e7 && blocks_given <= 1000 &&
+                          cases_given == double(int64_t(cases_given)) && blocks_given == double(int64_t(blocks_given));
+  if (!o.ok || !numbers_ok) {
+    std::fprintf(stderr, "usage: %s [--cases N >= 1] [--blocks N >= 1] [--spec SPEC] [--out FILE.md]\n", argv[0]);
+    return bench_cli::kUsage;
   }
+  const int64_t cases_per_block = int64_t(cases_given), blocks = int64_t(blocks_given);
+  const fs::path spec_file =
+      given("--spec", (fs::path(ASSAY_SOURCE_DIR) / "generated_kernels/gemm/host/naive_f32.yaml").string());
+  const fs::path out = given("--out", "");
   Spec spec = load_spec(spec_file);
   auto backend = make_backend(BackendKind::host);
   LoaderOptions lo;
@@ -76,4 +86,8 @@ int main(int argc, char** argv) {
   std::fputs(report.c_str(), stdout);
   if (!out.empty()) std::ofstream(out) << report;
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return assay::bench_cli::guarded(argv[0], [&] { return run_bench(argc, argv); });
 }

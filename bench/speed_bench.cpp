@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_cli.h"
 #include "ceiling.h"
 #include "backend/cuda/cuda_backend.h"
 
@@ -134,22 +135,28 @@ template <class F> Rate timed(double seconds, int min_cases, F&& f, int per_call
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string backend_name = "cuda";
+int run_bench(int argc, char** argv) {
+  const bench_cli::Options o = bench_cli::parse_options(
+      argc, argv, {"--spec", "--backend", "--seconds", "--out", "--json", "--sizes", "--gate-only"});
+  auto given = [&](const char* name, std::string fallback) {
+    auto it = o.given.find(name);
+    return it == o.given.end() ? fallback : it->second;
+  };
   double seconds = 5;
-  fs::path spec_file, out, json_out;
-  std::string only_sizes;
-  bool gate_only = false;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--spec") spec_file = argv[i + 1];
-    else if (a == "--backend") backend_name = argv[i + 1];
-    else if (a == "--seconds") seconds = std::stod(argv[i + 1]);
-    else if (a == "--out") out = argv[i + 1];
-    else if (a == "--json") json_out = argv[i + 1];
-    else if (a == "--sizes") only_sizes = "," + std::string(argv[i + 1]) + ",";
-    else if (a == "--gate-only") gate_only = std::string(argv[i + 1]) != "0";
+  const std::string backend_name = given("--backend", "cuda");
+  const bool numbers_ok = bench_cli::read_number(given("--seconds", "5"), seconds) && seconds > 0;
+  if (!o.ok || !numbers_ok || (backend_name != "cuda" && backend_name != "host")) {
+    std::fprintf(stderr,
+                 "usage: %s [--spec SPEC] [--backend cuda|host] [--seconds S > 0] [--out FILE.md] [--json FILE.json]\n"
+                 "          [--sizes 32,512,...] [--gate-only 0|1]\n",
+                 argv[0]);
+    return bench_cli::kUsage;
   }
+  const fs::path out = given("--out", ""), json_out = given("--json", "");
+  fs::path spec_file = given("--spec", "");
+  const std::string sizes_given = given("--sizes", "");
+  const std::string only_sizes = sizes_given.empty() ? "" : "," + sizes_given + ",";
+  const bool gate_only = given("--gate-only", "0") != "0";
   const BackendKind kind = backend_name == "host" ? BackendKind::host : BackendKind::cuda;
   if (spec_file.empty())
     spec_file = fs::path(ASSAY_SOURCE_DIR) /
@@ -430,4 +437,8 @@ int main(int argc, char** argv) {
     std::ofstream(json_out) << j.dump(2) << "\n";
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return assay::bench_cli::guarded(argv[0], [&] { return run_bench(argc, argv); });
 }
