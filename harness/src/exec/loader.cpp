@@ -96,8 +96,11 @@ LoadedKernel load_kernel(const Spec& spec, const LoaderOptions& opt) {
   auto [vstatus, version] = run_command(compiler + " --version");
   if (vstatus != 0) throw InfraError(fmt::format("compiler '{}' is not usable:\n{}", compiler, version));
   uint64_t key = fnv1a(read_file(spec.source));
+  // Named, not a temporary inside the list below: a range-for's temporaries
+  // die before its body runs, and the key would hash freed memory.
+  const std::string abi = read_file(include / "assay" / "abi.h");
   for (std::string_view part : {std::string_view(compiler), std::string_view(flags), std::string_view(libs),
-                                std::string_view(version), std::string_view(read_file(include / "assay" / "abi.h"))})
+                                std::string_view(version), std::string_view(abi)})
     key = fnv1a(part, key);
   const fs::path dir = cache_root(opt);
   std::error_code ec;
