@@ -18,6 +18,11 @@ inline constexpr int kUsage = 2, kFailed = 3;
 struct Options {
   std::map<std::string, std::string> given;  // name (with its dashes) -> value
   bool ok = true;                            // false: print the usage and exit kUsage
+  // The value given for `name`, or `fallback` where none was.
+  std::string value(const std::string& name, const std::string& fallback) const {
+    const auto it = given.find(name);
+    return it == given.end() ? fallback : it->second;
+  }
 };
 
 // Reads argv[1..] as `--name value` pairs, each name one of `known`.
@@ -43,6 +48,13 @@ inline Options parse_options(int argc, char** argv, std::initializer_list<const 
 inline bool read_number(const std::string& text, double& value) {
   char* end = nullptr;
   value = std::strtod(text.c_str(), &end);
+  return !text.empty() && end && *end == 0;
+}
+
+// `text` as a whole decimal number, nothing after it; false if not.
+inline bool read_whole(const std::string& text, long long& value) {
+  char* end = nullptr;
+  value = std::strtoll(text.c_str(), &end, 10);
   return !text.empty() && end && *end == 0;
 }
 

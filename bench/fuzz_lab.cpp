@@ -83,16 +83,12 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 }
 
 int run_lab(int argc, char** argv) {
-  auto number = [](const char* s, long long& v) {  // a whole decimal number, nothing else
-    char* end = nullptr;
-    v = std::strtoll(s, &end, 10);
-    return end != s && *end == 0;
-  };
+  using assay::bench_cli::read_whole;
   long long block = 0, stage = 0, seed = 0, runs = 1000000;
   const std::string mode = argc > 3 ? argv[3] : "";
-  if (argc < 5 || argc > 6 || !number(argv[1], block) || block < 2 || !number(argv[2], stage) || stage < 0 ||
-      (mode != "with" && mode != "without") || !number(argv[4], seed) || seed < 0 ||
-      (argc == 6 && (!number(argv[5], runs) || runs < 1))) {
+  if (argc < 5 || argc > 6 || !read_whole(argv[1], block) || block < 2 || !read_whole(argv[2], stage) || stage < 0 ||
+      (mode != "with" && mode != "without") || !read_whole(argv[4], seed) || seed < 0 ||
+      (argc == 6 && (!read_whole(argv[5], runs) || runs < 1))) {
     std::fprintf(stderr,
                  "usage: %s BLOCK STAGE with|without SEED [MAX_RUNS]\n"
                  "  BLOCK >= 2, STAGE >= 0, SEED >= 0, MAX_RUNS >= 1: whole numbers\n",

@@ -36,23 +36,17 @@ double run_block(const Op& op, Backend& be, Runner& runner, const std::vector<Ca
 
 int run_bench(int argc, char** argv) {
   const bench_cli::Options o = bench_cli::parse_options(argc, argv, {"--cases", "--blocks", "--spec", "--out"});
-  auto given = [&](const char* name, std::string fallback) {
-    auto it = o.given.find(name);
-    return it == o.given.end() ? fallback : it->second;
-  };
-  double cases_given = 0, blocks_given = 0;
-  const bool numbers_ok = bench_cli::read_number(given("--cases", "500"), cases_given) &&
-                          bench_cli::read_number(given("--blocks", "6"), blocks_given) && cases_given >= 1 &&
-                          blocks_given >= 1 && cases_given <= 1e7 && blocks_given <= 1000 &&
-                          cases_given == double(int64_t(cases_given)) && blocks_given == double(int64_t(blocks_given));
+  long long cases_per_block = 0, blocks = 0;
+  const bool numbers_ok = bench_cli::read_whole(o.value("--cases", "500"), cases_per_block) &&
+                          bench_cli::read_whole(o.value("--blocks", "6"), blocks) && cases_per_block >= 1 &&
+                          cases_per_block <= 10'000'000 && blocks >= 1 && blocks <= 1000;
   if (!o.ok || !numbers_ok) {
-    std::fprintf(stderr, "usage: %s [--cases N >= 1] [--blocks N >= 1] [--spec SPEC] [--out FILE.md]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--cases 1..10000000] [--blocks 1..1000] [--spec SPEC] [--out FILE.md]\n", argv[0]);
     return bench_cli::kUsage;
   }
-  const int64_t cases_per_block = int64_t(cases_given), blocks = int64_t(blocks_given);
   const fs::path spec_file =
-      given("--spec", (fs::path(ASSAY_SOURCE_DIR) / "generated_kernels/gemm/host/naive_f32.yaml").string());
-  const fs::path out = given("--out", "");
+      o.value("--spec", (fs::path(ASSAY_SOURCE_DIR) / "generated_kernels/gemm/host/naive_f32.yaml").string());
+  const fs::path out = o.value("--out", "");
   Spec spec = load_spec(spec_file);
   auto backend = make_backend(BackendKind::host);
   LoaderOptions lo;

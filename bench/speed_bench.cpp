@@ -138,13 +138,9 @@ template <class F> Rate timed(double seconds, int min_cases, F&& f, int per_call
 int run_bench(int argc, char** argv) {
   const bench_cli::Options o = bench_cli::parse_options(
       argc, argv, {"--spec", "--backend", "--seconds", "--out", "--json", "--sizes", "--gate-only"});
-  auto given = [&](const char* name, std::string fallback) {
-    auto it = o.given.find(name);
-    return it == o.given.end() ? fallback : it->second;
-  };
   double seconds = 5;
-  const std::string backend_name = given("--backend", "cuda");
-  const bool numbers_ok = bench_cli::read_number(given("--seconds", "5"), seconds) && seconds > 0;
+  const std::string backend_name = o.value("--backend", "cuda");
+  const bool numbers_ok = bench_cli::read_number(o.value("--seconds", "5"), seconds) && seconds > 0;
   if (!o.ok || !numbers_ok || (backend_name != "cuda" && backend_name != "host")) {
     std::fprintf(stderr,
                  "usage: %s [--spec SPEC] [--backend cuda|host] [--seconds S > 0] [--out FILE.md] [--json FILE.json]\n"
@@ -152,11 +148,11 @@ int run_bench(int argc, char** argv) {
                  argv[0]);
     return bench_cli::kUsage;
   }
-  const fs::path out = given("--out", ""), json_out = given("--json", "");
-  fs::path spec_file = given("--spec", "");
-  const std::string sizes_given = given("--sizes", "");
+  const fs::path out = o.value("--out", ""), json_out = o.value("--json", "");
+  fs::path spec_file = o.value("--spec", "");
+  const std::string sizes_given = o.value("--sizes", "");
   const std::string only_sizes = sizes_given.empty() ? "" : "," + sizes_given + ",";
-  const bool gate_only = given("--gate-only", "0") != "0";
+  const bool gate_only = o.value("--gate-only", "0") != "0";
   const BackendKind kind = backend_name == "host" ? BackendKind::host : BackendKind::cuda;
   if (spec_file.empty())
     spec_file = fs::path(ASSAY_SOURCE_DIR) /

@@ -14,6 +14,10 @@
 # OUT_DIR/logs.tgz holds every log; summary.txt the headline lines.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -lt 3 ] || [ ! -x "$1/assay_bench_speed" ] || [ ! -x "$2/assay_bench_speed" ]; then
+  echo "usage: $0 BASE_BIN NEW_BIN OUT_DIR [SECONDS] [SIZES] (each BIN a staged build with assay_bench_speed)" >&2
+  exit 2
+fi
 BASE=$1 NEW=$2 OUT=$3 SECONDS_EACH=${4:-1.5} SIZES=${5:-}
 export ASSAY_SOURCE_DIR=$PWD
 work=$(mktemp -d)
