@@ -287,8 +287,11 @@ class CaseRun {
     if (status.end == RunEnd::timed_out) return fail(out, call, Verdict::hang, status.failure);
     if (status.end == RunEnd::device_error) return fail(out, call, Verdict::cuda_error, status.failure);
     if (status.end == RunEnd::unordered_output) return fail(out, call, Verdict::unordered_output, status.failure);
-    std::string device_error = be_.synchronize();
-    if (!device_error.empty()) return fail(out, call, Verdict::cuda_error, device_error);
+    // In process the call's errors are the harness device's to report; a
+    // worker reported its own, and left nothing on the harness's device.
+    if (!status.own_process)
+      if (std::string device_error = be_.synchronize(); !device_error.empty())
+        return fail(out, call, Verdict::cuda_error, device_error);
     if (!status.failure.empty()) return fail(out, call, Verdict::kernel_error, status.failure);
     if (status.code == ASSAY_UNSUPPORTED)
       return fail(out, call, Verdict::rejected, "returned ASSAY_UNSUPPORTED for a case inside the spec");

@@ -25,6 +25,9 @@ struct RunStatus {
   RunEnd end = RunEnd::returned;
   int code = 0;         // assay_run's return value, when it returned
   std::string failure;  // what went wrong when it did not return normally
+  // The call ran in a process of its own (a worker), which reported its
+  // device errors itself: the harness's device holds none of its work.
+  bool own_process = false;
 };
 
 // A whole buffer copied onto another of the same size.

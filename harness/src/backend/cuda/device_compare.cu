@@ -33,12 +33,11 @@ __global__ void finish_kernel(const Partial* partial, int blocks, Partial* total
 
 }  // namespace
 
-Split split(int64_t count, int64_t least) {
+Split split(int64_t count) {
   const int64_t tiles = (count + kThreads - 1) / kThreads;
   // A thread judges a batch at least (kBatch elements: fewer, fuller blocks at
-  // small sizes, where a block's reduction outweighed its few elements),
-  // unless each element's figures cost a loop of their own.
-  const int64_t tiles_per_block = std::max<int64_t>(least, (tiles + kMaxBlocks - 1) / kMaxBlocks);
+  // small sizes, where a block's reduction outweighed its few elements).
+  const int64_t tiles_per_block = std::max<int64_t>(kBatch, (tiles + kMaxBlocks - 1) / kMaxBlocks);
   return {int((tiles + tiles_per_block - 1) / tiles_per_block), tiles_per_block * kThreads};  // each block has elements
 }
 

@@ -12,7 +12,6 @@
 #include <cub/block/block_scan.cuh>
 
 #include <algorithm>
-#include <type_traits>
 
 #include "backend/cuda/device_compare.h"
 
@@ -210,22 +209,12 @@ __global__ void __launch_bounds__(kThreads, 2) compare_kernel(const __grid_const
   }
 }
 
-// How the elements are split between blocks: `least` tiles of kThreads a
-// block at least (kBatch, or 1 for a source whose every element costs a
-// loop: one element a thread, in as many blocks as that takes).
+// How the elements are split between blocks.
 struct Split {
   int blocks;
   int64_t chunk;
 };
-Split split(int64_t count, int64_t least);
-
-// A source that sets kOneElementAThread (its figures cost a loop an
-// element: GEMM's small products formed as they are read) is judged one
-// element a thread, by the kernel for any output type.
-template <class S, class = void>
-struct OneElementAThread : std::false_type {};
-template <class S>
-struct OneElementAThread<S, std::void_t<decltype(S::kOneElementAThread)>> : std::bool_constant<S::kOneElementAThread> {};
+Split split(int64_t count);
 
 }  // namespace detail
 
@@ -239,14 +228,12 @@ CompareStats Comparer::compare_from(void* stream_ptr, const Tolerance& tol, cons
   const int64_t count = g.count();
   if (count == 0) return {};
   Partial* partial = partials(*this);
-  constexpr bool each = OneElementAThread<Source>::value;
-  const Split s = split(count, each ? 1 : kBatch);
+  const Split s = split(count);
   auto stream = cudaStream_t(stream_ptr);
   const Args<Source> a{tol, g, out, src, classes, count, s.chunk};
   // The common output types each get a kernel of their own (compare_kernel).
   const bool one_type = g.dtype == tol.out;
-  if constexpr (each) compare_kernel<-1><<<s.blocks, kThreads, 0, stream>>>(a, partial);
-  else if (one_type && g.dtype == DType::f32) compare_kernel<int(DType::f32)><<<s.blocks, kThreads, 0, stream>>>(a, partial);
+  if (one_type && g.dtype == DType::f32) compare_kernel<int(DType::f32)><<<s.blocks, kThreads, 0, stream>>>(a, partial);
   else if (one_type && g.dtype == DType::f16) compare_kernel<int(DType::f16)><<<s.blocks, kThreads, 0, stream>>>(a, partial);
   else if (one_type && g.dtype == DType::bf16) compare_kernel<int(DType::bf16)><<<s.blocks, kThreads, 0, stream>>>(a, partial);
   else if (one_type && g.dtype == DType::f64) compare_kernel<int(DType::f64)><<<s.blocks, kThreads, 0, stream>>>(a, partial);

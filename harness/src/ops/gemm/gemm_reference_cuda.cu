@@ -129,6 +129,66 @@ __global__ void rank_one_kernel(double* ab, double* abs_ab, const std::byte* a, 
   });
 }
 
+// A small GEMM's products summed directly, one element a thread: no
+// widened operands, no DGEMM and no scratch beside the products, so a small
+// case's judged call is this kernel and the comparison. Up to this much work
+// (m n k) and this long a sum per element (a thread's serial chain); past
+// them the widened operands, the DGEMMs and the derivations pay.
+constexpr double kDirectMaxWork = double(int64_t(1) << 22);
+constexpr int64_t kDirectMaxK = 128;
+bool direct_pays(int64_t m, int64_t n, int64_t k) {
+  return k <= kDirectMaxK && double(m) * double(n) * double(k) <= kDirectMaxWork;
+}
+
+// Element e = r n + c: A(r, :) B(:, c) and |A(r, :)| |B(:, c)| in FP64 (an
+// FP32, FP16 or FP8 product is exact there; the sums are the DGEMM's, in
+// another order). kIn: A's and B's dtype when compiled (both the same, no
+// block scales), so a term is two typed loads; -1: operand_value at run
+// time. Four terms' loads go out before their sums, which stay in order.
+template <int kIn>
+__device__ double direct_operand(const std::byte* base, const TensorGeom& g, const BlockScale& s, int64_t r,
+                                 int64_t c) {
+  if constexpr (kIn < 0) return operand_value(base, g, s, r, c);
+  else return decode(DType(kIn), load_bits(DType(kIn), base + g.index(r, c) * dtype_bytes(DType(kIn))));
+}
+template <int kIn>
+__global__ void direct_products_kernel(const __grid_constant__ GemmOperands op, int64_t m, int64_t n, int64_t k,
+                                       double* ab, double* abs_ab) {
+  const int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (e >= m * n) return;
+  const int64_t r = e / n, c = e - r * n;
+  constexpr int kAhead = 4;
+  double sum = 0.0, mag = 0.0;
+  int64_t j = 0;
+  for (; j + kAhead <= k; j += kAhead) {
+    double x[kAhead], y[kAhead];
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      x[u] = direct_operand<kIn>(op.a, op.ga, op.sa, r, j + u);
+      y[u] = direct_operand<kIn>(op.b, op.gb, op.sb, j + u, c);
+    }
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) sum = fma(x[u], y[u], sum), mag = fma(fabs(x[u]), fabs(y[u]), mag);
+  }
+  for (; j < k; ++j) {
+    const double x = direct_operand<kIn>(op.a, op.ga, op.sa, r, j), y = direct_operand<kIn>(op.b, op.gb, op.sb, j, c);
+    sum = fma(x, y, sum), mag = fma(fabs(x), fabs(y), mag);
+  }
+  ab[e] = sum;
+  abs_ab[e] = mag;
+}
+void direct_products(const GemmOperands& op, int64_t m, int64_t n, int64_t k, double* ab, double* abs_ab,
+                     cudaStream_t s) {
+  const unsigned blocks = unsigned((m * n + 255) / 256);
+  const DType t = op.ga.dtype;
+  const bool typed = op.gb.dtype == t && !op.sa.data && !op.sb.data;
+  auto launch = [&](auto kernel) { kernel<<<blocks, 256, 0, s>>>(op, m, n, k, ab, abs_ab); };
+  if (typed && t == DType::f32) launch(direct_products_kernel<int(DType::f32)>);
+  else if (typed && t == DType::f16) launch(direct_products_kernel<int(DType::f16)>);
+  else if (typed && t == DType::bf16) launch(direct_products_kernel<int(DType::bf16)>);
+  else launch(direct_products_kernel<-1>);
+}
+
 }  // namespace
 
 // Row-major m x n (the combine and the comparison read them along C's rows):
@@ -152,9 +212,9 @@ KeptProducts& form_products(cublasContext* handle, cudaStream_t stream, const Ge
                             KeptProducts& local) {
   const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
   KeptProducts& prods = reuse && reuse->kept ? *reuse->kept : local;
+  const bool products = k > 0 && op.alpha != 0.0;  // otherwise A*B is zero (BLAS: not referenced)
   bool derive = reuse && reuse->derivable && prods && prods->whole && prods->m == m && prods->n == n &&
                 reuse->changed_rows.size() + reuse->changed_cols.size() <= kMaxDerivedParts;
-  const bool products = k > 0 && op.alpha != 0.0;  // otherwise A*B is zero (BLAS: not referenced)
   const double work = double(m) * double(n) * double(k);
   if (derive && reuse->changed_b_row >= 0) {  // a rank-1 update, where it is worth it and exact enough
     derive = products && prods->b_row == reuse->changed_b_row && prods->b_row_values &&
@@ -241,6 +301,26 @@ KeptProducts& form_products(cublasContext* handle, cudaStream_t stream, const Ge
   return prods;
 }
 
+// A small GEMM's products for judging (compare_with_products): summed
+// afresh each call by direct_products into the kept products, nothing
+// derived. (gemm_cublas, which the dumps, the host's blocks and the tests of
+// derivation use, keeps the DGEMM path at every size.)
+KeptProducts& direct_form(cudaStream_t stream, const GemmOperands& op, ProductReuse* reuse, KeptProducts& local) {
+  const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
+  KeptProducts& prods = reuse && reuse->kept ? *reuse->kept : local;
+  if (!prods || prods->m != m || prods->n != n) prods.reset(new DeviceProducts(m, n, stream));
+  if (k > 0 && op.alpha != 0.0) {
+    direct_products(op, m, n, k, prods->ab.p, prods->abs_ab.p, stream);
+    check(cudaGetLastError(), "direct products launch");
+  } else {  // A*B is zero (BLAS: not referenced)
+    check(cudaMemsetAsync(prods->ab.p, 0, m * n * sizeof(double), stream), "memset");
+    check(cudaMemsetAsync(prods->abs_ab.p, 0, m * n * sizeof(double), stream), "memset");
+  }
+  prods->whole = true, prods->b_row = -1;
+  if (reuse) reuse->derived = false;
+  return prods;
+}
+
 // Element i (row-major over m x n) of the result formed from the products
 // as the comparison reads it (cuda_judge::Comparer::compare_from).
 struct ProductsSource {
@@ -255,85 +335,6 @@ struct ProductsSource {
     return {x.ref, x.bound, x.terms};
   }
 };
-
-// A small GEMM's products formed in the comparison itself (DirectSource):
-// each element's k terms summed in FP64 as it is judged, one element a
-// thread, so its judgement is one kernel with nothing widened, no DGEMM and
-// no products kept. Up to this much work (m n k) and this long a sum per
-// element (a thread's serial chain); past them the DGEMMs and the reuse of
-// a call's products pay. ASSAY_GEMM_DIRECT_MAX_WORK sets the work (0: never),
-// for measuring the two against each other (docs/bench.md).
-constexpr double kDirectMaxWork = double(int64_t(1) << 22);
-constexpr int64_t kDirectMaxK = 128;
-
-double direct_max_work() {
-  static const double work = [] {
-    const char* v = std::getenv("ASSAY_GEMM_DIRECT_MAX_WORK");
-    return v && *v ? std::strtod(v, nullptr) : kDirectMaxWork;
-  }();
-  return work;
-}
-
-bool direct_pays(const GemmOperands& op) {
-  const int64_t m = op.gc.rows(), n = op.gc.cols(), k = op.ga.cols();
-  return k <= kDirectMaxK && double(m) * double(n) * double(k) <= direct_max_work();
-}
-
-// Element (r, c)'s sums A(r, :) B(:, c) and |A(r, :)| |B(:, c)| in FP64 (an
-// FP32, FP16 or FP8 product is exact there; the sums' rounding is the
-// DGEMM's, in another order), then as ProductsSource combines them. kIn:
-// A's and B's dtype when compiled (both the same, no block scales), so each
-// term is two typed loads; -1: operand_value at run time. Four terms' loads
-// go out before their sums (the chain of sums stays in order).
-template <int kIn>
-struct DirectSource {
-  static constexpr bool kOneElementAThread = true;
-  GemmOperands op;
-  int64_t k;
-  __device__ double a_at(int64_t r, int64_t j) const {
-    if constexpr (kIn < 0) return operand_value(op.a, op.ga, op.sa, r, j);
-    else return decode(DType(kIn), load_bits(DType(kIn), op.a + op.ga.index(r, j) * dtype_bytes(DType(kIn))));
-  }
-  __device__ double b_at(int64_t j, int64_t c) const {
-    if constexpr (kIn < 0) return operand_value(op.b, op.gb, op.sb, j, c);
-    else return decode(DType(kIn), load_bits(DType(kIn), op.b + op.gb.index(j, c) * dtype_bytes(DType(kIn))));
-  }
-  __device__ cuda_judge::Figures at(int64_t, int64_t r, int64_t c) const {
-    double ab = 0.0, abs_ab = 0.0;
-    if (op.alpha != 0.0) {  // BLAS: A and B are not read
-      constexpr int kAhead = 4;
-      int64_t j = 0;
-      for (; j + kAhead <= k; j += kAhead) {
-        double x[kAhead], y[kAhead];
-#pragma unroll
-        for (int u = 0; u < kAhead; ++u) x[u] = a_at(r, j + u), y[u] = b_at(j + u, c);
-#pragma unroll
-        for (int u = 0; u < kAhead; ++u) ab = fma(x[u], y[u], ab), abs_ab = fma(fabs(x[u]), fabs(y[u]), abs_ab);
-      }
-      for (; j < k; ++j) {
-        const double x = a_at(r, j), y = b_at(j, c);
-        ab = fma(x, y, ab), abs_ab = fma(fabs(x), fabs(y), abs_ab);
-      }
-    }
-    const double c0v = op.beta == 0.0 ? 0.0
-                                      : decode(op.gc.dtype, load_bits(op.gc.dtype, op.c0 + op.gc.index(r, c) *
-                                                                                       dtype_bytes(op.gc.dtype)));
-    const Combined x = combined(ab, abs_ab, c0v, op.alpha, op.beta);
-    return {x.ref, x.bound, x.terms};
-  }
-};
-
-CompareStats compare_direct(cuda_judge::Comparer& comparer, cudaStream_t stream, const GemmOperands& op,
-                            const Tolerance& tol, const TensorGeom& g, const std::byte* out, const ClassRefs& classes) {
-  const DType t = op.ga.dtype;
-  const int64_t k = op.ga.cols();
-  if (op.gb.dtype == t && !op.sa.data && !op.sb.data) {
-    if (t == DType::f32) return comparer.compare_from(stream, tol, g, out, DirectSource<int(DType::f32)>{op, k}, classes);
-    if (t == DType::f16) return comparer.compare_from(stream, tol, g, out, DirectSource<int(DType::f16)>{op, k}, classes);
-    if (t == DType::bf16) return comparer.compare_from(stream, tol, g, out, DirectSource<int(DType::bf16)>{op, k}, classes);
-  }
-  return comparer.compare_from(stream, tol, g, out, DirectSource<-1>{op, k}, classes);
-}
 
 }  // namespace
 
@@ -374,15 +375,10 @@ CompareStats compare_with_products(cublasContext* handle, void* stream_ptr, cons
                                    const std::byte* out, const ClassRefs& classes, ProductReuse* reuse) {
   auto stream = cudaStream_t(stream_ptr);
   if (op.gc.rows() == 0 || op.gc.cols() == 0) return {};
-  if (direct_pays(op)) {  // no products: nothing is kept for the next call to derive from
-    if (reuse) {
-      if (reuse->kept) reuse->kept->reset();
-      reuse->derived = false;
-    }
-    return compare_direct(comparer, stream, op, tol, g, out, classes);
-  }
   KeptProducts local;
-  const KeptProducts& prods = form_products(handle, stream, op, reuse, local);
+  const bool direct = direct_pays(op.gc.rows(), op.gc.cols(), op.ga.cols());
+  const KeptProducts& prods = direct ? direct_form(stream, op, reuse, local)
+                                     : form_products(handle, stream, op, reuse, local);
   const ProductsSource src{prods->ab.p, prods->abs_ab.p, op.c0, op.gc, op.alpha, op.beta};
   return comparer.compare_from(stream, tol, g, out, src, classes);
 }

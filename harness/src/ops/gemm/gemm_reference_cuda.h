@@ -71,7 +71,9 @@ void gemm_cublas(cublasContext* handle, void* stream, const GemmOperands& op, co
 // with the result as the comparison forms each element from the products,
 // in one pass with one wait, so no array of the result is written or read
 // (the blocks of gemm_cublas cost a kernel, three m x n arrays and a wait
-// each). classes: m x n arrays, row-major. reuse as for gemm_cublas.
+// each). classes: m x n arrays, row-major. reuse as for gemm_cublas. A
+// small GEMM's products are summed directly, one element a thread (no
+// widened operands, no DGEMM), afresh each call: nothing is derived.
 CompareStats compare_with_products(cublasContext* handle, void* stream, const GemmOperands& op,
                                    cuda_judge::Comparer& comparer, const Tolerance& tol, const TensorGeom& g,
                                    const std::byte* out, const ClassRefs& classes, ProductReuse* reuse = nullptr);
