@@ -126,6 +126,56 @@ TEST_CASE("the one-pass GEMM comparison on the device equals the host's block co
   CHECK(planted > 50);
 }
 
+// A large GEMM's bound |A||B| is summed by TF32 tensor cores and raised
+// past their rounding (ops/gemm/gemm_reference_cuda.cu): never below the
+// exact FP64 sum, at most 2^-6 above it; A*B stays the DGEMM's. An operand
+// outside the TF32 range (here one huge element, or a NaN) takes the DGEMM
+// for the bound too.
+TEST_CASE("a large GEMM's TF32 bound is never below the FP64 one, and close to it", "[gpu][reference][compare]") {
+  auto gpu = make_backend(BackendKind::cuda);
+  auto cpu = make_backend(BackendKind::host);
+  gemm::Problem c;
+  c.m = 2048, c.n = 2048, c.k = 256;  // 2^30 multiply-adds: the TF32 bound's least work
+  c.a = gemm::make_layout(c.m, c.k, true, 3), c.b = gemm::make_layout(c.k, c.n, false, 5);
+  c.c = gemm::make_layout(c.m, c.n, false);
+  c.beta = 0.5, c.seed = 77;
+  Filled d = fill_and_reference(*gpu, c);
+  const auto g = gemm::tensors(c);
+  const size_t a00 = kGuardBytes + size_t(g[0].index(0, 0)) * 4;  // A(0, 0) in A's buffer image
+  for (const double planted : {0.0, 0x1p45, double(NAN)}) {
+    INFO("A(0, 0) planted: " << planted);
+    std::vector<std::byte> img_a = d.img[0];
+    if (planted != 0.0) store_bits(DType::f32, img_a.data() + a00, encode(DType::f32, planted));
+    gemm::ReferenceResult r[2];
+    Backend* be[2] = {gpu.get(), cpu.get()};
+    for (int b = 0; b < 2; ++b) {
+      std::unique_ptr<GuardedTensor> t[3];
+      for (int j = 0; j < 3; ++j) {
+        t[j] = std::make_unique<GuardedTensor>(*be[b], g[j]);
+        be[b]->upload(t[j]->buffer(), (j == 0 ? img_a : d.img[j]).data());
+      }
+      r[b] = gemm::reference(*be[b], c, t[0]->data(), t[1]->data(), t[2]->data());
+    }
+    size_t raised = 0, below = 0, far_above = 0, ref_off = 0;
+    for (size_t e = 0; e < r[1].bound.size(); ++e) {
+      const double bd = r[0].bound[e], bh = r[1].bound[e], x = r[0].ref[e], y = r[1].ref[e];
+      if (std::isnan(y) || std::isnan(bh)) {
+        ref_off += !std::isnan(x) || !std::isnan(bd);
+        continue;
+      }
+      ref_off += !(std::fabs(x - y) <= 1e-13 * bh);
+      below += bd < bh * (1 - 1e-13);
+      far_above += bd > bh * (1 + 0x1p-6);
+      raised += bd > bh * (1 + 1e-13);
+    }
+    CHECK(ref_off == 0);
+    CHECK(below == 0);
+    CHECK(far_above == 0);
+    if (planted == 0.0) CHECK(raised > r[1].bound.size() / 2);  // the TF32 bound was taken
+    else CHECK(raised == 0);                                     // the DGEMM was
+  }
+}
+
 // The executor's in-place draws (exec/executor.cpp: call 2 moved round,
 // call 3 patched) on the device equal the host's, and equal the device's
 // own whole draw with the rotation and the patch.

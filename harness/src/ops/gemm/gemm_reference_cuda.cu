@@ -31,6 +31,8 @@ using cuda_reference::DeviceArray;
 // of a row-major operand read it a sector per element): row-major (ld =
 // cols) where the source's columns lie nearer than its rows, else
 // column-major (ld = rows). The DGEMMs take either through their op flags.
+// The absolute values are doubles, or floats for the TF32 bound (below),
+// in the first half of the same array.
 struct Widened {
   int64_t rows, cols;
   bool row_major;
@@ -40,27 +42,84 @@ struct Widened {
         v(size_t(rows * cols), s), abs(size_t(rows * cols), s) {}
   int64_t ld() const { return std::max<int64_t>(1, row_major ? cols : rows); }
   int64_t at(int64_t r, int64_t c) const { return row_major ? r * cols + c : r + c * rows; }
+  float* abs32() const { return reinterpret_cast<float*>(abs.p); }
   // As the DGEMMs of C^T = B^T A^T read it (gemm_cublas): stored as the
   // transpose of a column-major matrix when row-major, so no op; else op T.
   cublasOperation_t op() const { return row_major ? CUBLAS_OP_N : CUBLAS_OP_T; }
 };
 
+// The bound's products |A||B| need no FP64: they only scale the tolerance,
+// and a sum of terms that are all >= 0 cancels nothing. So a large GEMM's
+// are summed by TF32 tensor cores (inputs cut to 10 bits: each term at
+// most 2^-9 low; sums with 21 bits or more: at most k 2^-21 low), then
+// raised by more than that (tf32_bound_raise), so that the bound is never
+// below the exact one and at most some 2^-6 above it (0.6 % at k = 4096).
+// Valid where every product and sum is a normal FP32 number: each
+// |operand| zero or in [2^-40, 2^40], and k at most 2^14.
+// The widening checks the range and the DGEMM takes any other case
+// (non-finite values included). Past kTf32BoundMinWork multiply-adds the
+// TF32 GEMM saves most of a DGEMM (one of the reference's two).
+constexpr double kTf32BoundMinWork = double(int64_t(1) << 30);
+constexpr int64_t kTf32BoundMaxK = int64_t(1) << 14;
+constexpr double kTf32RangeLow = 0x1p-40, kTf32RangeHigh = 0x1p40;
+double tf32_bound_raise(int64_t k) { return 1.0 + 0x1p-8 + double(k) * 0x1p-21; }
+
+// abs32 null: the absolute values as doubles in out_abs. Otherwise as
+// floats in abs32, and *out_of_range set where one is outside the TF32
+// bound's range (or not finite).
 __global__ void widen_kernel(const std::byte* base, const __grid_constant__ TensorGeom g, const __grid_constant__ BlockScale scale, bool row_major, double* out,
-                             double* out_abs) {
+                             double* out_abs, float* abs32, unsigned* out_of_range) {
   const int64_t rows = g.rows(), cols = g.cols();
   const int64_t outer = row_major ? rows : cols, inner = row_major ? cols : rows;
   cuda_walk::for_each_outer(outer, [&](int64_t o) {
     cuda_walk::for_each_inner(inner, [&](int64_t in) {
       const int64_t r = row_major ? o : in, c = row_major ? in : o;
-      const double v = operand_value(base, g, scale, r, c);
+      const double v = operand_value(base, g, scale, r, c), a = fabs(v);
       out[o * inner + in] = v;
-      out_abs[o * inner + in] = fabs(v);
+      if (!abs32) {
+        out_abs[o * inner + in] = a;
+        return;
+      }
+      abs32[o * inner + in] = float(a);
+      if (a != 0.0 && !(a >= kTf32RangeLow && a <= kTf32RangeHigh)) *out_of_range = 1u;  // NaN too
     });
   });
 }
-void widen(const std::byte* base, const TensorGeom& g, const BlockScale& scale, Widened& w, cudaStream_t s) {
+// out_of_range null: the absolute values as doubles; else as floats (Widened::abs32).
+void widen(const std::byte* base, const TensorGeom& g, const BlockScale& scale, Widened& w, cudaStream_t s,
+           unsigned* out_of_range = nullptr) {
   const cuda_walk::Launch l = w.row_major ? cuda_walk::launch_for(w.rows, w.cols) : cuda_walk::launch_for(w.cols, w.rows);
-  widen_kernel<<<l.grid, l.block, 0, s>>>(base, g, scale, w.row_major, w.v.p, w.abs.p);
+  widen_kernel<<<l.grid, l.block, 0, s>>>(base, g, scale, w.row_major, w.v.p, w.abs.p,
+                                          out_of_range ? w.abs32() : nullptr, out_of_range);
+}
+
+// out = double(in) * raise, n elements (the TF32 bound widened and raised).
+__global__ void raise_kernel(const float* in, int64_t n, double raise, double* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = double(in[i]) * raise;
+}
+
+// |A||B| (row-major m x n, as the DGEMMs leave it) from the operands'
+// absolute values as floats, by TF32 tensor cores, widened and raised.
+void tf32_bound(cublasContext* handle, cudaStream_t stream, const Widened& a, const Widened& b, int64_t m, int64_t n,
+                int64_t k, double* abs_ab) {
+  DeviceArray sums(size_t(m * n + 1) / 2, stream);  // m n floats
+  auto* out = reinterpret_cast<float*>(sums.p);
+  // The handle's pedantic math mode (plain FP64 for the DGEMMs) is lifted
+  // for this call alone, so that nothing in cuBLAS holds the compute type back.
+  cublasMath_t mode{};
+  check(cublasGetMathMode(handle, &mode), "math mode");
+  check(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "math mode");
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t st =
+      cublasGemmEx_64(handle, b.op(), a.op(), n, m, k, &one, b.abs32(), CUDA_R_32F, b.ld(), a.abs32(), CUDA_R_32F,
+                      a.ld(), &zero, out, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+  check(cublasSetMathMode(handle, mode), "math mode");
+  check(st, "TF32 |A||B|");
+  const int64_t count = m * n;
+  raise_kernel<<<unsigned(std::min<int64_t>((count + 255) / 256, 4096)), 256, 0, stream>>>(out, count,
+                                                                                         tf32_bound_raise(k), abs_ab);
+  check(cudaGetLastError(), "raise launch");
 }
 
 // ab, abs_ab are row-major m x n; rows [row0, row0 + rows) of the result
@@ -108,11 +167,14 @@ __global__ void b_row_kernel(const std::byte* b, const __grid_constant__ TensorG
 // those of B as it is now: ab += A[:, row] (B[row, :] - was), |A||B| likewise,
 // each element by two fused multiply-adds (an FP32, FP16 or FP8 product is
 // exact in FP64). *refused is set where that is not exact enough
-// (ProductReuse): a value not finite, or |A||B| shrinking past kRankOneMaxShrink.
+// (ProductReuse): a value not finite, or |A||B| shrinking past max_shrink
+// (kRankOneMaxShrink; less where |A||B| came from the TF32 bound, whose
+// raise, relative to the new value, grows by as much).
 __global__ void rank_one_kernel(double* ab, double* abs_ab, const std::byte* a, const __grid_constant__ TensorGeom ga,
                                 const __grid_constant__ BlockScale sa, const std::byte* b,
                                 const __grid_constant__ TensorGeom gb, const __grid_constant__ BlockScale sb,
-                                int64_t row, const double* was, int64_t m, int64_t n, unsigned* refused) {
+                                int64_t row, const double* was, int64_t m, int64_t n, double max_shrink,
+                                unsigned* refused) {
   cuda_walk::for_each_outer(m, [&](int64_t i) {
     const double x = operand_value(a, ga, sa, i, row);
     cuda_walk::for_each_inner(n, [&](int64_t j) {
@@ -122,7 +184,7 @@ __global__ void rank_one_kernel(double* ab, double* abs_ab, const std::byte* a, 
       const double v = fma(x, now, fma(-x, before, ab[e]));
       const double mag = fmax(fma(fabs(x), fabs(now), fma(-fabs(x), fabs(before), old_abs)), 0.0);
       const bool finite = isfinite(x) && isfinite(before) && isfinite(now) && isfinite(old_abs) && isfinite(v);
-      if (!finite || old_abs > kRankOneMaxShrink * mag) *refused = 1u;
+      if (!finite || old_abs > max_shrink * mag) *refused = 1u;
       ab[e] = v;
       abs_ab[e] = mag;
     });
@@ -197,6 +259,7 @@ struct DeviceProducts {
   int64_t m, n;
   bool whole = false;  // every product computed (a failure part way leaves nothing to derive from)
   DeviceArray ab, abs_ab;
+  bool abs_tf32 = false;  // abs_ab (in part) from the TF32 bound: raised, up to 2^-6 of itself
   int64_t b_row = -1;  // >= 0: b_row_values holds this row of the B they were computed from
   std::unique_ptr<DeviceArray> b_row_values;
   DeviceProducts(int64_t rows, int64_t cols, cudaStream_t s) : m(rows), n(cols), ab(rows * cols, s), abs_ab(rows * cols, s) {}
@@ -227,6 +290,7 @@ KeptProducts& form_products(cublasContext* handle, cudaStream_t stream, const Ge
       const cuda_walk::Launch l = cuda_walk::launch_for(m, n);
       rank_one_kernel<<<l.grid, l.block, 0, stream>>>(prods->ab.p, prods->abs_ab.p, op.a, op.ga, op.sa, op.b, op.gb,
                                                       op.sb, reuse->changed_b_row, prods->b_row_values->p, m, n,
+                                                      prods->abs_tf32 ? kRankOneMaxShrinkTf32 : kRankOneMaxShrink,
                                                       refused);
       check(cudaGetLastError(), "rank-1 launch");
       unsigned host_refused = 0;
@@ -251,7 +315,7 @@ KeptProducts& form_products(cublasContext* handle, cudaStream_t stream, const Ge
     rotate_kernel<<<l.grid, l.block, 0, stream>>>(prods->ab.p, prods->abs_ab.p, m, n, reuse->rotate_rows,
                                                   reuse->rotate_cols, moved->ab.p, moved->abs_ab.p);
     check(cudaGetLastError(), "rotate launch");
-    moved->whole = true;
+    moved->whole = true, moved->abs_tf32 = prods->abs_tf32;
     prods = std::move(moved);  // the earlier products freed in stream order, after the gather
   }
   prods->whole = false, prods->b_row = -1;
@@ -260,8 +324,23 @@ KeptProducts& form_products(cublasContext* handle, cudaStream_t stream, const Ge
   double* abs_ab = prods->abs_ab.p;
   if (products && changed) {  // the widened operands are freed before the blocks
     Widened a(op.ga, stream), b(op.gb, stream);
-    widen(op.a, op.ga, op.sa, a, stream);
-    widen(op.b, op.gb, op.sb, b, stream);
+    // Whole and large: the bound by TF32, unless an operand is out of its range.
+    bool tf32 = !derive && work >= kTf32BoundMinWork && k <= kTf32BoundMaxK;
+    if (tf32) {
+      DeviceArray flag(1, stream);
+      auto* out_of_range = reinterpret_cast<unsigned*>(flag.p);
+      check(cudaMemsetAsync(out_of_range, 0, sizeof(unsigned), stream), "memset");
+      widen(op.a, op.ga, op.sa, a, stream, out_of_range);
+      widen(op.b, op.gb, op.sb, b, stream, out_of_range);
+      unsigned host_flag = 0;
+      check(cudaMemcpyAsync(&host_flag, out_of_range, sizeof(unsigned), cudaMemcpyDeviceToHost, stream), "download");
+      check(cudaStreamSynchronize(stream), "widen sync");
+      tf32 = host_flag == 0;
+    }
+    if (!tf32) {
+      widen(op.a, op.ga, op.sa, a, stream);
+      widen(op.b, op.gb, op.sb, b, stream);
+    }
     check(cudaGetLastError(), "widen launch");
     const double one = 1.0, zero = 0.0;
     // C^T (n x m, ld n) = op(B) op(A) as cuBLAS sees the widened arrays.
@@ -269,10 +348,10 @@ KeptProducts& form_products(cublasContext* handle, cudaStream_t stream, const Ge
     auto dgemm = [&](int64_t rows, int64_t cols, const double* x, const double* y, double* out, const char* what) {
       check(cublasDgemm_64(handle, b.op(), a.op(), rows, cols, k, &one, x, b.ld(), y, a.ld(), &zero, out, n), what);
     };
-    if (!derive) {
-      dgemm(n, m, b.v.p, a.v.p, ab, "DGEMM");
-      dgemm(n, m, b.abs.p, a.abs.p, abs_ab, "DGEMM |A||B|");
-    }
+    if (!derive) dgemm(n, m, b.v.p, a.v.p, ab, "DGEMM");
+    if (!derive && !tf32) dgemm(n, m, b.abs.p, a.abs.p, abs_ab, "DGEMM |A||B|");
+    if (tf32) tf32_bound(handle, stream, a, b, m, n, k, abs_ab);
+    prods->abs_tf32 = tf32 || (derive && prods->abs_tf32);
     // Derived: row r of the products (C^T's column r, at ab + r*n) is B^T
     // times A's row r (A^T's column r, at A's element (r, 0)); column j
     // (C^T's row j, at ab + j with ld n) is B's column j (at B's (0, j))

@@ -1,5 +1,7 @@
 // Device reference: cuBLAS DGEMM on exactly widened operands (device pointers
-// in `op`), computing A*B and |A|*|B| in FP64; results land in host arrays.
+// in `op`), computing A*B in FP64 and |A|*|B| in FP64 (or, for a large GEMM,
+// by TF32 raised past its rounding: never below the exact sum); results land
+// in host arrays or are judged on the device.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -55,6 +57,9 @@ struct ProductReuse {
   bool rank_one_refused = false; // out: a rank-1 update was tried and refused (computed whole instead)
 };
 inline constexpr double kRankOneMaxShrink = 4096.0;  // 12 of FP64's 53 bits
+// Where |A||B| came from the TF32 bound (gemm_reference_cuda.cu: up to 2^-6
+// above the exact sum), a shrink of 8 leaves it at most 1/8 above.
+inline constexpr double kRankOneMaxShrinkTf32 = 8.0;
 
 // Hands the result to `visit` in blocks of rows (host arrays, reused from
 // block to block; reference_block_rows(m, n, 0) rows each). Device scratch:
