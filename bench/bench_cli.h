@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -66,6 +67,14 @@ inline int guarded(const char* program, const std::function<int()>& body) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
     return kFailed;
   }
+}
+
+// The source tree whose sample specs a bench reads by default: ASSAY_SOURCE_DIR
+// from the environment (a copy of the tree on another machine, as the tests
+// take it: tests/samples_support.h), else the tree it was built from.
+inline std::filesystem::path source_dir() {
+  const char* env = std::getenv("ASSAY_SOURCE_DIR");
+  return env && *env ? std::filesystem::path(env) : std::filesystem::path(ASSAY_SOURCE_DIR);
 }
 
 }  // namespace assay::bench_cli

@@ -45,7 +45,7 @@ int run_bench(int argc, char** argv) {
     return bench_cli::kUsage;
   }
   const fs::path spec_file =
-      o.value("--spec", (fs::path(ASSAY_SOURCE_DIR) / "generated_kernels/gemm/host/naive_f32.yaml").string());
+      o.value("--spec", (bench_cli::source_dir() / "generated_kernels/gemm/host/naive_f32.yaml").string());
   const fs::path out = o.value("--out", "");
   Spec spec = load_spec(spec_file);
   auto backend = make_backend(BackendKind::host);

@@ -155,7 +155,7 @@ int run_bench(int argc, char** argv) {
   const bool gate_only = o.value("--gate-only", "0") != "0";
   const BackendKind kind = backend_name == "host" ? BackendKind::host : BackendKind::cuda;
   if (spec_file.empty())
-    spec_file = fs::path(ASSAY_SOURCE_DIR) /
+    spec_file = bench_cli::source_dir() /
                 (kind == BackendKind::cuda ? "generated_kernels/gemm/cuda/cublas_f32.yaml"
                                            : "generated_kernels/gemm/host/naive_f32.yaml");
   Spec spec = load_spec(spec_file);
