@@ -21,8 +21,10 @@ class CaseRun {
  public:
   // planned: every call is set up front (plan()), its inputs staged where
   // the candidate's process copies them from; otherwise one call at a time.
-  CaseRun(const Op& op, Backend& be, const Case& c, const ExecOptions& opt, bool planned)
-      : op_(op), be_(be), c_(c), opt_(opt), n_(c.tensors.size()), planned_(planned), change_(op.sparse_change(c)),
+  // own_process: the runner's (Runner::own_process).
+  CaseRun(const Op& op, Backend& be, const Case& c, const ExecOptions& opt, bool planned, bool own_process)
+      : op_(op), be_(be), c_(c), opt_(opt), n_(c.tensors.size()), planned_(planned), own_process_(own_process),
+        change_(op.sparse_change(c)),
         relabel_(op.relabeling(c)) {
     // A broadcast tensor holds one value for many elements: moved round, its
     // elements would not be the earlier ones moved, so such a case draws afresh.
@@ -289,7 +291,7 @@ class CaseRun {
     if (status.end == RunEnd::unordered_output) return fail(out, call, Verdict::unordered_output, status.failure);
     // In process the call's errors are the harness device's to report; a
     // worker reported its own, and left nothing on the harness's device.
-    if (!status.own_process)
+    if (!own_process_)
       if (std::string device_error = be_.synchronize(); !device_error.empty())
         return fail(out, call, Verdict::cuda_error, device_error);
     if (!status.failure.empty()) return fail(out, call, Verdict::kernel_error, status.failure);
@@ -465,6 +467,7 @@ class CaseRun {
   const ExecOptions& opt_;
   const size_t n_;  // tensors
   const bool planned_;  // every call set up front (plan()), each one's outputs captured
+  const bool own_process_;  // the candidate reports its own device errors (a worker)
   std::vector<std::unique_ptr<GuardedTensor>> t_, init_;  // init_: scratch for initial values the kernel reads
   std::vector<Buffer> snapshots_;  // each buffer as it was handed to the candidate (planned: for call 1)
   // planned: the inputs of call 2 and of calls 3 and 4, with snapshots as
@@ -511,7 +514,7 @@ bool plannable(const Op& op, const Case& c) { return op.plannable(c); }
 namespace {
 
 CaseOutcome run_calls(const Op& op, Backend& backend, Runner& runner, const Case& c, const ExecOptions& opt) {
-  CaseRun run(op, backend, c, opt, false);
+  CaseRun run(op, backend, c, opt, false, runner.own_process());
   while (run.next_call()) run.judge(runner.run(run.call(), run.timeout()));
   return std::move(run.outcome());
 }
@@ -561,7 +564,7 @@ std::vector<CaseOutcome> run_cases(const Op& op, Backend& backend, Runner& runne
   if (cases.empty()) return {};
   auto start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<CaseRun>> runs;  // every case's buffers first: OutOfMemory before any call
-  for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(op, backend, c, opt, true));
+  for (const Case& c : cases) runs.push_back(std::make_unique<CaseRun>(op, backend, c, opt, true, runner.own_process()));
   std::vector<CallStep> steps;
   std::vector<size_t> case_of;  // steps[i] is a call of runs[case_of[i]]
   BatchScope batch(backend);  // every case's paints, draws and staged copies in a few launches

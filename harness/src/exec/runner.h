@@ -25,9 +25,6 @@ struct RunStatus {
   RunEnd end = RunEnd::returned;
   int code = 0;         // assay_run's return value, when it returned
   std::string failure;  // what went wrong when it did not return normally
-  // The call ran in a process of its own (a worker), which reported its
-  // device errors itself: the harness's device holds none of its work.
-  bool own_process = false;
 };
 
 // A whole buffer copied onto another of the same size.
@@ -67,6 +64,9 @@ class Runner {
   // with no state from earlier calls; false where the candidate has no
   // process of its own (in process: its statics cannot be cleared).
   virtual bool fresh_process() { return false; }
+  // The candidate runs in a process of its own, which reports its calls'
+  // device errors itself: the harness's device holds none of their work.
+  virtual bool own_process() const { return false; }
 };
 
 class InProcessRunner final : public Runner {

@@ -186,7 +186,7 @@ RunStatus WorkerRunner::reap(const char* during) {
   }
   close(sock_);
   pid_ = -1, sock_ = -1;
-  return RunStatus{RunEnd::crashed, 0, fmt::format("worker died during {}: {}", during, how), true};
+  return RunStatus{RunEnd::crashed, 0, fmt::format("worker died during {}: {}", during, how)};
 }
 
 RunStatus WorkerRunner::run(const assay_call& call, double timeout_s) {
@@ -208,7 +208,7 @@ void WorkerRunner::run_steps(Backend&, std::span<const CallStep> steps, std::vec
       // Not the candidate's doing (another process may hold the memory): no verdict for it.
       if (device_out_of_memory_) throw OutOfMemory("the worker cannot set up the device: " + why);
       if (device_unavailable_) throw InfraError("the worker cannot set up the device: " + why);
-      return out.push_back(RunStatus{RunEnd::crashed, 0, why, true});
+      return out.push_back(RunStatus{RunEnd::crashed, 0, why});
     }
   }
   struct Request {
@@ -268,24 +268,23 @@ RunStatus WorkerRunner::await_reply(double timeout_s) {
     close(sock_);
     pid_ = -1, sock_ = -1;
     if (clipped) throw DeadlineReached("the call was still running at the deadline; the worker was killed");
-    return RunStatus{RunEnd::timed_out, 0, fmt::format("no answer within {:.3g} s; the worker was killed", timeout_s),
-                     true};
+    return RunStatus{RunEnd::timed_out, 0, fmt::format("no answer within {:.3g} s; the worker was killed", timeout_s)};
   }
   wire::Reply reply;
   if (!wire::recv_message(sock_, &reply, sizeof reply, nullptr, 0, nullptr)) return reap("the call");
   profile_.run += reply.run_s, profile_.wait += reply.wait_s, profile_.check += reply.check_s;
   std::string message(reply.message, strnlen(reply.message, sizeof reply.message));
   switch (reply.end) {
-    case wire::CallEnd::returned: return RunStatus{RunEnd::returned, reply.code, message, true};
-    case wire::CallEnd::device_error: return RunStatus{RunEnd::device_error, reply.code, message, true};
-    case wire::CallEnd::unordered_output: return RunStatus{RunEnd::unordered_output, reply.code, message, true};
+    case wire::CallEnd::returned: return RunStatus{RunEnd::returned, reply.code, message};
+    case wire::CallEnd::device_error: return RunStatus{RunEnd::device_error, reply.code, message};
+    case wire::CallEnd::unordered_output: return RunStatus{RunEnd::unordered_output, reply.code, message};
     case wire::CallEnd::out_of_memory:
       stop();  // the requests sent ahead are void: a fresh worker takes the case again
       throw OutOfMemory("in the worker: " + message);
     case wire::CallEnd::fatal: break;
   }
   stop();  // it is leaving anyway; a fresh worker takes the next call
-  return RunStatus{RunEnd::crashed, reply.code, message, true};
+  return RunStatus{RunEnd::crashed, reply.code, message};
 }
 
 namespace {
@@ -314,7 +313,7 @@ BatchTimes WorkerRunner::time_batch(const TimedBatch& b) {
     if (std::string why = start(); !why.empty()) {
       if (device_out_of_memory_) throw OutOfMemory("the worker cannot set up the device: " + why);
       if (device_unavailable_) throw InfraError("the worker cannot set up the device: " + why);
-      out.status = RunStatus{RunEnd::crashed, 0, why, true};
+      out.status = RunStatus{RunEnd::crashed, 0, why};
       return out;
     }
   }

@@ -78,6 +78,7 @@ class WorkerRunner final : public Runner {
   void kill_now() override {
     if (const pid_t p = pid_; p > 0) kill(-p, SIGKILL);
   }
+  bool own_process() const override { return true; }
   bool fresh_process() override {
     stop();  // the next call starts a new worker
     return true;

@@ -351,8 +351,10 @@ KeptProducts& form_products(cublasContext* handle, cudaStream_t stream, const Ge
     };
     if (!derive) dgemm(n, m, b.v.p, a.v.p, ab, "DGEMM");
     if (!derive && !tf32) dgemm(n, m, b.abs.p, a.abs.p, abs_ab, "DGEMM |A||B|");
-    if (tf32) tf32_bound(handle, stream, a, b, m, n, k, abs_ab);
-    if (tf32) prods->abs_tf32 = true;
+    if (tf32) {
+      tf32_bound(handle, stream, a, b, m, n, k, abs_ab);
+      prods->abs_tf32 = true;
+    }
     // Derived: row r of the products (C^T's column r, at ab + r*n) is B^T
     // times A's row r (A^T's column r, at A's element (r, 0)); column j
     // (C^T's row j, at ab + j with ld n) is B's column j (at B's (0, j))
