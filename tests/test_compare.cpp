@@ -515,10 +515,26 @@ TEST_CASE("TensorGeom: a padded 3-D tensor's (row, col) map to the right element
         seen.insert(g.index(r, c));
       }
     CHECK(seen.size() == 24);  // no two elements alias
+    CHECK_FALSE(g.uniform_row_stride().has_value());  // row 3 is 20 on, not 3 * 5: the dimensions are walked
     TensorGeom compact = g;
     compact.strides[0] = 12, compact.strides[1] = 4, compact.offset = 0;
     CHECK(compact.contiguous());
     CHECK(compact.span() == 24);
+    REQUIRE(compact.uniform_row_stride() == 4);
+    for (int64_t r = 0; r < compact.rows(); ++r)
+      for (int64_t c = 0; c < compact.cols(); ++c) CHECK(compact.index(r, c) == r * 4 + c);
+    TensorGeom evenly = g;  // rows 5 apart throughout, the last one's padding too: [2, 3, 4] strides [15, 5, 1]
+    evenly.strides[0] = 15;
+    REQUIRE(evenly.uniform_row_stride() == 5);
+    for (int64_t r = 0; r < evenly.rows(); ++r)
+      for (int64_t c = 0; c < evenly.cols(); ++c) CHECK(evenly.index(r, c) == 3 + r * 5 + c);
+    TensorGeom one_slab = g;  // an outer dimension of one element adds nothing, whatever its stride
+    one_slab.shape[0] = 1, one_slab.strides[0] = 999;
+    CHECK(one_slab.uniform_row_stride() == 5);
+    TensorGeom one_row = g;  // [2, 1, 4]: the rows are the outer dimension's, 20 apart
+    one_row.shape[1] = 1;
+    REQUIRE(one_row.uniform_row_stride() == 20);
+    CHECK(one_row.index(1, 2) == 3 + 20 + 2);
   }
   SECTION("column-major inner dimensions, a padded outer stride") {
     TensorGeom g;  // shape [2, 3, 4], strides [16, 1, 3]: each 3 x 4 slab column-major, 12 elements, 4 of gap
@@ -533,6 +549,7 @@ TEST_CASE("TensorGeom: a padded 3-D tensor's (row, col) map to the right element
     for (int64_t r = 0; r < g.rows(); ++r)
       for (int64_t c = 0; c < g.cols(); ++c) CHECK(g.index(r, c) == (r / 3) * 16 + (r % 3) + c * 3);
     CHECK(g.index(5, 3) == g.span() - 1);
+    CHECK_FALSE(g.uniform_row_stride().has_value());  // slabs 16 apart, rows 1 apart within one
   }
   SECTION("1-D and 0-D tensors are one row") {
     TensorGeom v;  // shape [5], stride 2, offset 1
@@ -547,6 +564,8 @@ TEST_CASE("TensorGeom: a padded 3-D tensor's (row, col) map to the right element
     CHECK(s.cols() == 1);
     CHECK(s.index(0, 0) == 4);
     CHECK(s.span() == 5);
+    CHECK(v.uniform_row_stride() == 0);
+    CHECK(s.uniform_row_stride() == 0);
   }
   SECTION("an empty dimension: no elements, span is the offset") {
     TensorGeom e;

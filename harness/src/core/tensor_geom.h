@@ -7,6 +7,7 @@
 // columns are its own; a 1-D tensor is one row; a 0-D one is 1 x 1.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "core/dtype.h"
 #include "core/hd.h"
@@ -107,6 +108,22 @@ struct TensorGeom {
       expect = saturating_mul(expect, shape[d]);
     }
     return true;
+  }
+  // The matrix view's row stride when row r starts r * stride elements
+  // after row 0, so (row, col) is at offset + row * stride + col *
+  // col_stride(): every tensor of at most two dimensions, and an N-D one
+  // whose leading dimensions of more than one element are each the stride
+  // times the extents inside them apart (a compact one). Nothing otherwise
+  // (index() then walks the dimensions). One row: 0.
+  std::optional<int64_t> uniform_row_stride() const {
+    int64_t stride = 0, inside = 0;  // inside: the extents from the innermost such dimension out
+    for (int d = ndim - 2; d >= 0; --d) {
+      if (shape[d] <= 1) continue;
+      if (inside == 0) stride = strides[d], inside = 1;
+      else if (strides[d] != saturating_mul(stride, inside)) return std::nullopt;
+      inside = saturating_mul(inside, shape[d]);
+    }
+    return stride;
   }
   // Whether element (row, col) is the one a broadcast (stride-0) dimension's
   // shared memory holds: its coordinate along every such dimension is 0.

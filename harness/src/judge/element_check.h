@@ -71,12 +71,16 @@ ASSAY_HD double pow2(int n) {
 }
 
 // Spacing of t around |x| (the subnormal spacing below the smallest normal).
+// |x|'s binade comes from its exponent bits (frexp's general path was a
+// tenth of an element's check on the GPU): a normal double is in
+// [2^(E-1023), 2^(E-1022)); zero and subnormal doubles lie below every
+// type's smallest normal; an infinite or NaN x takes the spacing at 2^1024,
+// finite, so an infinite difference still exceeds what it allows.
 ASSAY_HD double ulp_of(DType t, double x) {
   if (is_integer(t)) return 1.0;
-  int e = 0;
-  frexp(fabs(x), &e);  // |x| in [2^(e-1), 2^e); e = 0 for x = 0
+  const int biased = int((f64_bits(x) >> 52) & 0x7ff);
   const int emin = min_normal_exp(t);
-  const int exp = x == 0 ? emin : (e - 1 > emin ? e - 1 : emin);
+  const int exp = biased - 1023 > emin ? biased - 1023 : emin;
   return pow2(exp - (mantissa_bits(t) - 1));
 }
 

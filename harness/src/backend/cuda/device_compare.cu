@@ -33,6 +33,12 @@ __global__ void finish_kernel(const Partial* partial, int blocks, Partial* total
 
 }  // namespace
 
+std::optional<Strided> strided_view(const TensorGeom& g) {
+  const std::optional<int64_t> rs = g.uniform_row_stride();
+  if (!rs) return std::nullopt;
+  return Strided{g.offset, *rs, g.col_stride()};
+}
+
 Split split(int64_t count) {
   const int64_t tiles = (count + kThreads - 1) / kThreads;
   // A thread judges a batch at least (kBatch elements: fewer, fuller blocks at

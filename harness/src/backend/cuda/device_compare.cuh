@@ -3,15 +3,20 @@
 // as they are read, so that no m x n array of the result is written and read
 // again (GEMM's result from its FP64 products: ops/gemm). A source is a
 // trivially copyable struct with
-//   __device__ Figures at(int64_t i, int64_t row, int64_t col) const;
+//   struct Raw;  what one element's figures are formed from, as loaded
+//   __device__ Raw load(int64_t i, int64_t row, int64_t col) const;
+//   __device__ Figures figures(const Raw&) const;
 // giving element i's (row-major index i = row * cols + col of the output's
-// matrix view) reference, bound and terms. Included by the .cu files that
-// instantiate a source; the kernels are templates, so each such file holds
-// its own copies.
+// matrix view) reference, bound and terms. Loading and forming are apart so
+// that a thread's batch of loads is in flight together (forming figures as
+// each element was loaded waited out a load's latency an element).
+// Included by the .cu files that instantiate a source; the kernels are
+// templates, so each such file holds its own copies.
 #pragma once
 #include <cub/block/block_scan.cuh>
 
 #include <algorithm>
+#include <optional>
 
 #include "backend/cuda/device_compare.h"
 
@@ -25,7 +30,9 @@ struct Figures {
 // The figures as arrays in device memory, g.count() each, row-major; terms nullable.
 struct ArraySource {
   const double *ref, *bound, *terms;
-  __device__ Figures at(int64_t i, int64_t, int64_t) const { return {ref[i], bound[i], terms ? terms[i] : 0.0}; }
+  using Raw = Figures;
+  __device__ Raw load(int64_t i, int64_t, int64_t) const { return {ref[i], bound[i], terms ? terms[i] : 0.0}; }
+  __device__ Figures figures(const Raw& r) const { return r; }
 };
 
 namespace detail {
@@ -36,6 +43,11 @@ constexpr int kKeep = kKeepBadElements;
 // Elements a thread loads before it judges any: enough loads in flight to
 // cover the memory's latency (one at a time, a 4096^2 output took 160 us).
 constexpr int kBatch = 4;
+// Bytes of DType(kOut), known when compiled.
+template <int kOut>
+constexpr int kBytes = DType(kOut) == DType::f64 || DType(kOut) == DType::i64 ? 8
+                     : DType(kOut) == DType::f32 || DType(kOut) == DType::i32 ? 4
+                     : DType(kOut) == DType::e4m3 || DType(kOut) == DType::e5m2 ? 1 : 2;
 
 struct DeviceBad {
   int64_t index;
@@ -95,20 +107,33 @@ inline __device__ Counts reduce_counts(Counts mine, Counts* warps) {
   return mine;
 }
 
+// The matrix view's element (row, col) at offset + row * rs + col * cs
+// elements from the data start (TensorGeom::uniform_row_stride: every
+// tensor of at most two dimensions, a compact N-D one). The typed kernels
+// read only such outputs, from element-aligned addresses, with one load and
+// no walk over the dimensions.
+struct Strided {
+  int64_t offset, rs, cs;
+};
+std::optional<Strided> strided_view(const TensorGeom& g);
+
 template <class Source>
 struct Args {
   Tolerance tol;
   TensorGeom g;
+  Strided view;  // the typed kernels' (kOut >= 0) way to the elements
   const std::byte* out;
   Source src;
   ClassRefs classes;
   int64_t count, chunk;  // elements; each block's contiguous range (a multiple of kThreads)
 };
 
-// What one element's judgement reads: its stored bits and its reference figures.
+// What one element's judgement reads: its stored bits and what its
+// reference figures are formed from.
+template <class Source>
 struct Loaded {
   uint64_t bits;
-  Figures f;
+  typename Source::Raw raw;
 };
 
 // The (row, col) of a thread's element in the matrix view, moved on by
@@ -122,27 +147,51 @@ struct Walk {
   }
 };
 
-template <class Source>
-__device__ Loaded load(const Args<Source>& a, DType t, int64_t i, const Walk& w) {
-  return {load_bits(t, a.out + a.g.index(w.r, w.c) * dtype_bytes(t)), a.src.at(i, w.r, w.c)};
+// One stored element as bits. kOut >= 0: a strided view (Strided), each
+// element aligned to its size, so one load of that width (the general path's
+// dimension walk and alignment tests kept the loads of a batch apart).
+template <int kOut, class Source>
+__device__ Loaded<Source> load(const Args<Source>& a, DType t, int64_t i, const Walk& w) {
+  if constexpr (kOut >= 0) {
+    const std::byte* p = a.out + (a.view.offset + w.r * a.view.rs + w.c * a.view.cs) * kBytes<kOut>;
+    uint64_t bits;
+    if constexpr (kBytes<kOut> == 8) bits = *reinterpret_cast<const uint64_t*>(p);
+    else if constexpr (kBytes<kOut> == 4) bits = *reinterpret_cast<const uint32_t*>(p);
+    else if constexpr (kBytes<kOut> == 2) bits = *reinterpret_cast<const uint16_t*>(p);
+    else bits = *reinterpret_cast<const uint8_t*>(p);
+    return {bits, a.src.load(i, w.r, w.c)};
+  }
+  return {load_bits(t, a.out + a.g.index(w.r, w.c) * dtype_bytes(t)), a.src.load(i, w.r, w.c)};
 }
 
-// Element i's verdict, its figures added to `mine` when count is set. t is
-// the stored type, tol.out the one the reference rounds to.
-template <class Source>
-__device__ bool judge_element(const Args<Source>& a, const Tolerance& tol, DType t, int64_t i, const Loaded& x,
-                              Counts& mine, bool count, DeviceBad& here) {
-  const ElementVerdict v = check_element(tol, t, x.bits, x.f.ref, x.f.bound, x.f.terms, a.classes, i);
-  const double ulps = ulp_distance(tol.out, v.got, v.expected), ratio = ratio_of(v);
-  if (count) {
-    ++mine.checked;
-    mine.unwritten += v.unwritten, mine.exact += v.exact;
-    if (std::isfinite(v.got) && std::isfinite(x.f.ref)) ++mine.finite, mine.sq_error += (v.got - x.f.ref) * (v.got - x.f.ref);
-    if (std::isfinite(ulps)) mine.max_ulps = fmax(mine.max_ulps, ulps);
-    if (!v.ok || v.allowed > 0) mine.max_ratio = fmax(mine.max_ratio, ratio);
-    if (!v.ok) ++mine.bad, mine.bad_class += v.class_error;
+// Element i's figures added to `mine`; whether it is bad. t is the stored
+// type, tol.out the one the reference rounds to. The error ratio, a
+// division, is formed only where it may raise the maximum: where the
+// difference d is 0, or d * (1 + 2^-49) < max_ratio * allowed (both
+// products normal), the rounded quotient cannot exceed max_ratio, so the
+// maximum is the one dividing at every element gives (the host's compare).
+__device__ inline bool count_element(const Tolerance& tol, DType t, int64_t i, uint64_t bits, const Figures& f,
+                                     const ClassRefs& classes, Counts& mine) {
+  const ElementVerdict v = check_element(tol, t, bits, f.ref, f.bound, f.terms, classes, i);
+  const double ulps = ulp_distance(tol.out, v.got, v.expected);
+  ++mine.checked;
+  mine.unwritten += v.unwritten, mine.exact += v.exact;
+  if (std::isfinite(v.got) && std::isfinite(f.ref)) ++mine.finite, mine.sq_error += (v.got - f.ref) * (v.got - f.ref);
+  if (std::isfinite(ulps)) mine.max_ulps = fmax(mine.max_ulps, ulps);
+  if (!v.ok || v.allowed > 0) {
+    const double d = fabs(v.got - v.expected), bar = mine.max_ratio * v.allowed;
+    const bool below = v.ok && (d == 0 || (bar >= 0x1p-1021 && d * (1 + 0x1p-49) < bar));
+    if (!below) mine.max_ratio = fmax(mine.max_ratio, ratio_of(v));
   }
-  if (!v.ok) here = DeviceBad{i, v.expected, v.got, ulps, ratio};
+  if (!v.ok) ++mine.bad, mine.bad_class += v.class_error;
+  return !v.ok;
+}
+
+// Element i's verdict, and its report when bad (the pass that keeps them).
+__device__ inline bool bad_element(const Tolerance& tol, DType t, int64_t i, uint64_t bits, const Figures& f,
+                                   const ClassRefs& classes, DeviceBad& here) {
+  const ElementVerdict v = check_element(tol, t, bits, f.ref, f.bound, f.terms, classes, i);
+  if (!v.ok) here = DeviceBad{i, v.expected, v.got, ulp_distance(tol.out, v.got, v.expected), ratio_of(v)};
   return !v.ok;
 }
 
@@ -154,7 +203,8 @@ __device__ bool judge_element(const Args<Source>& a, const Tolerance& tol, DType
 //
 // kOut >= 0: the output is stored in, and judged against, DType(kOut),
 // known when compiled, so the conversions of every other type fall away (a
-// kernel for any type took some 150 registers); -1: the types at run time.
+// kernel for any type took some 150 registers), and read through a.view;
+// -1: the types at run time, any layout.
 template <int kOut, class Source>
 __global__ void __launch_bounds__(kThreads, 2) compare_kernel(const __grid_constant__ Args<Source> a, Partial* partial) {
   const DType t = kOut < 0 ? a.g.dtype : DType(kOut);
@@ -168,30 +218,34 @@ __global__ void __launch_bounds__(kThreads, 2) compare_kernel(const __grid_const
   zero(mine);
   const int64_t begin = int64_t(blockIdx.x) * a.chunk, end = min(a.count, begin + a.chunk);
   const Walk first(begin + threadIdx.x, a.g.cols());
-  DeviceBad here{};
   bool any_bad = false;
   Walk w = first;
   for (int64_t i0 = begin + threadIdx.x; i0 < end; i0 += int64_t(kThreads) * kBatch) {
-    Loaded x[kBatch];
+    Loaded<Source> x[kBatch];
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       const int64_t i = i0 + int64_t(k) * kThreads;
-      if (i < end) x[k] = load(a, t, i, w);
+      if (i < end) x[k] = load<kOut>(a, t, i, w);
       w.next();
     }
 #pragma unroll
     for (int k = 0; k < kBatch; ++k) {
       const int64_t i = i0 + int64_t(k) * kThreads;
-      if (i < end) any_bad |= judge_element(a, tol, t, i, x[k], mine, true, here);
+      if (i < end) any_bad |= count_element(tol, t, i, x[k].bits, a.src.figures(x[k].raw), a.classes, mine);
     }
   }
   mine = reduce_counts(mine, warps);
   int found = 0;  // the same in every thread: the scans' aggregates
   if (__syncthreads_or(any_bad)) {
+    DeviceBad here{};
     w = first;
     for (int64_t base = begin; base < end && found < kKeep; base += kThreads, w.next()) {
       const int64_t i = base + threadIdx.x;
-      const bool bad = i < end && judge_element(a, tol, t, i, load(a, t, i, w), mine, false, here);
+      bool bad = false;
+      if (i < end) {
+        const Loaded<Source> x = load<kOut>(a, t, i, w);
+        bad = bad_element(tol, t, i, x.bits, a.src.figures(x.raw), a.classes, here);
+      }
       if (__syncthreads_or(bad)) {
         int rank = 0, tile_bad = 0;
         Scan(scan_storage).ExclusiveSum(bad ? 1 : 0, rank, tile_bad);
@@ -230,9 +284,11 @@ CompareStats Comparer::compare_from(void* stream_ptr, const Tolerance& tol, cons
   Partial* partial = partials(*this);
   const Split s = split(count);
   auto stream = cudaStream_t(stream_ptr);
-  const Args<Source> a{tol, g, out, src, classes, count, s.chunk};
-  // The common output types each get a kernel of their own (compare_kernel).
-  const bool one_type = g.dtype == tol.out;
+  const std::optional<Strided> view = strided_view(g);
+  const Args<Source> a{tol, g, view.value_or(Strided{}), out, src, classes, count, s.chunk};
+  // The common output types each get a kernel of their own (compare_kernel)
+  // where the elements are a strided view at aligned addresses.
+  const bool one_type = g.dtype == tol.out && view && reinterpret_cast<uintptr_t>(out) % dtype_bytes(g.dtype) == 0;
   if (one_type && g.dtype == DType::f32) compare_kernel<int(DType::f32)><<<s.blocks, kThreads, 0, stream>>>(a, partial);
   else if (one_type && g.dtype == DType::f16) compare_kernel<int(DType::f16)><<<s.blocks, kThreads, 0, stream>>>(a, partial);
   else if (one_type && g.dtype == DType::bf16) compare_kernel<int(DType::bf16)><<<s.blocks, kThreads, 0, stream>>>(a, partial);

@@ -410,11 +410,16 @@ struct ProductsSource {
   const std::byte* c0;  // C0 at its data start; not read when beta == 0
   TensorGeom gc;
   double alpha, beta;
-  __device__ cuda_judge::Figures at(int64_t i, int64_t r, int64_t c) const {
-    const double c0v =
-        beta == 0.0 ? 0.0 : decode(gc.dtype, load_bits(gc.dtype, c0 + gc.index(r, c) * dtype_bytes(gc.dtype)));
-    const Combined x = combined(ab[i], abs_ab[i], c0v, alpha, beta);
-    return {x.ref, x.bound, x.terms};
+  struct Raw {
+    double ab, abs_ab;
+    uint64_t c0;  // C0's bits; 0 when beta == 0
+  };
+  __device__ Raw load(int64_t i, int64_t r, int64_t c) const {
+    return {ab[i], abs_ab[i], beta == 0.0 ? 0 : load_bits(gc.dtype, c0 + gc.index(r, c) * dtype_bytes(gc.dtype))};
+  }
+  __device__ cuda_judge::Figures figures(const Raw& x) const {
+    const Combined f = combined(x.ab, x.abs_ab, beta == 0.0 ? 0.0 : decode(gc.dtype, x.c0), alpha, beta);
+    return {f.ref, f.bound, f.terms};
   }
 };
 
