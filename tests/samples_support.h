@@ -13,12 +13,17 @@
 
 namespace assay::testing {
 
+// The source tree the tests read samples and kernels from: ASSAY_SOURCE_DIR
+// in the environment (a copy of the tree on another machine, the GPU's),
+// else the tree the tests were built from.
+inline std::filesystem::path source_root() {
+  const char* env = std::getenv("ASSAY_SOURCE_DIR");
+  return std::filesystem::path(env && *env ? env : ASSAY_SOURCE_DIR);
+}
+
 inline std::vector<std::filesystem::path> sample_specs(BackendKind kind, const char* family = "gemm") {
   std::vector<std::filesystem::path> out;
-  // ASSAY_SOURCE_DIR in the environment points at a copy of the tree (the GPU machine).
-  const char* env = std::getenv("ASSAY_SOURCE_DIR");
-  auto root = std::filesystem::path(env ? env : ASSAY_SOURCE_DIR);
-  auto dir = root / "generated_kernels" / family / std::string(name(kind));
+  auto dir = source_root() / "generated_kernels" / family / std::string(name(kind));
   for (auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().extension() == ".yaml") out.push_back(e.path());
   std::sort(out.begin(), out.end());

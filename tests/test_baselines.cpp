@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path host_sample(const std::string& stem, const char* family = "gemm") {
-  const char* env = std::getenv("ASSAY_SOURCE_DIR");
-  return fs::path(env ? env : ASSAY_SOURCE_DIR) / "generated_kernels" / family / "host" / (stem + ".yaml");
+  return testing::source_root() / "generated_kernels" / family / "host" / (stem + ".yaml");
 }
 
 // One bundled host kernel in a fresh worker per checker, as `assay zoo` runs it.

@@ -17,6 +17,7 @@
 #include "bench/bench_report.h"
 #include "bench/bench_shapes.h"
 #include "cli_support.h"
+#include "samples_support.h"
 #include "core/error.h"
 #include "ops/op.h"
 #include "spec/spec.h"
@@ -27,10 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path source_root() {
-  const char* env = std::getenv("ASSAY_SOURCE_DIR");
-  return env ? fs::path(env) : fs::path(ASSAY_SOURCE_DIR);
-}
+using testing::source_root;
 fs::path sample(const std::string& family, const std::string& file) {
   return source_root() / "generated_kernels" / family / "host" / file;
 }

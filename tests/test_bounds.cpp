@@ -19,6 +19,7 @@
 #include "backend/host/host_backend.h"
 #include "case/rng.h"
 #include "cli_support.h"
+#include "samples_support.h"
 #include "core/host_memory.h"
 #include "exec/executor.h"
 #include "exec/runner.h"
@@ -37,11 +38,9 @@ constexpr double kGiB = double(size_t(1) << 30);
 
 const Op& gemm_op() { return op_of(Spec{}); }
 
-fs::path source_dir() {
-  const char* env = std::getenv("ASSAY_SOURCE_DIR");  // a copy of the tree (the GPU machine)
-  return env ? fs::path(env) : fs::path(ASSAY_SOURCE_DIR);
+std::string test_kernel(const std::string& file) {
+  return testing::quote((testing::source_root() / "tests/kernels" / file).string());
 }
-std::string test_kernel(const std::string& file) { return testing::quote((source_dir() / "tests/kernels" / file).string()); }
 
 struct Measured {
   int code = -1;
@@ -211,7 +210,7 @@ TEST_CASE("check --host-memory-limit: cases that need more are skipped, and the 
   // The host sweep's "m (n) past 65,535 tiles" cases (2097153 x 2 x 5 and
   // 2 x 2097153 x 5) take the process past 0.5 GiB; under a 0.3 GiB cap they
   // are skipped, and the process stays under it.
-  const std::string spec = testing::quote((source_dir() / "generated_kernels/gemm/host/naive_f32.yaml").string());
+  const std::string spec = testing::quote((testing::source_root() / "generated_kernels/gemm/host/naive_f32.yaml").string());
   const double cap = 0.3 * kGiB;
   testing::Workdir w;
   Measured capped = measure(w, "check " + spec + " --cases 14 --corpus none --out out --json capped.json --host-memory-limit 0.3");

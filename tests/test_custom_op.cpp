@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "ops/op.h"
+#include "samples_support.h"
 #include "zoo_checks.h"
 
 using namespace assay;
@@ -18,10 +19,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-fs::path source_root() {
-  const char* env = std::getenv("ASSAY_SOURCE_DIR");
-  return fs::path(env ? env : ASSAY_SOURCE_DIR);
-}
+using testing::source_root;
 
 // A folder with a candidate, the cumsum reference and a spec built from `body`.
 struct Scratch {

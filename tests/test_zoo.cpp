@@ -18,8 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path host_sample(const std::string& stem) {
-  const char* env = std::getenv("ASSAY_SOURCE_DIR");
-  return fs::path(env ? env : ASSAY_SOURCE_DIR) / "generated_kernels/gemm/host" / (stem + ".yaml");
+  return testing::source_root() / "generated_kernels/gemm/host" / (stem + ".yaml");
 }
 
 ZooRow zoo_row(const std::string& stem) {
