@@ -12,7 +12,7 @@
 # column alone, no baseline checkers, first failure kept and not shrunk:
 # the planted-bug and false-alarm count in about half the time); its JUnit
 # per shard is check-FAMILY-cuda-G.xml
-# and each kernel's line ("PASS"/"FAIL ... (expected ...)") is in the log.
+# and each kernel's line ("ok ..." or "FAIL ...", with "(expected VERDICT)") is in the log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=$1 OUT=$2 G=${3:-3} BUDGET=${4:-60} FAMILY=${FAMILY:-gemm} ZOO_TIMEOUT=${ZOO_TIMEOUT:-560} ZOO_MODE=${ZOO_MODE:-zoo}

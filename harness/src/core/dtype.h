@@ -27,8 +27,8 @@ std::optional<DType> parse_dtype(std::string_view s);
 std::optional<Compute> parse_compute(std::string_view s);
 
 ASSAY_HD bool is_integer(DType t) { return t == DType::i64 || t == DType::i32; }
-ASSAY_HD bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
-ASSAY_HD int dtype_bytes(DType t) {
+ASSAY_HD constexpr bool is_fp8(DType t) { return t == DType::e4m3 || t == DType::e5m2; }
+ASSAY_HD constexpr int dtype_bytes(DType t) {
   return t == DType::f64 || t == DType::i64 ? 8 : t == DType::f32 || t == DType::i32 ? 4 : is_fp8(t) ? 1 : 2;
 }
 // Significand bits including the implicit one (p in u = 2^-p). Integers:

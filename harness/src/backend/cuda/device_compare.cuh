@@ -43,11 +43,6 @@ constexpr int kKeep = kKeepBadElements;
 // Elements a thread loads before it judges any: enough loads in flight to
 // cover the memory's latency (one at a time, a 4096^2 output took 160 us).
 constexpr int kBatch = 4;
-// Bytes of DType(kOut), known when compiled.
-template <int kOut>
-constexpr int kBytes = DType(kOut) == DType::f64 || DType(kOut) == DType::i64 ? 8
-                     : DType(kOut) == DType::f32 || DType(kOut) == DType::i32 ? 4
-                     : DType(kOut) == DType::e4m3 || DType(kOut) == DType::e5m2 ? 1 : 2;
 
 struct DeviceBad {
   int64_t index;
@@ -153,15 +148,17 @@ struct Walk {
 template <int kOut, class Source>
 __device__ Loaded<Source> load(const Args<Source>& a, DType t, int64_t i, const Walk& w) {
   if constexpr (kOut >= 0) {
-    const std::byte* p = a.out + (a.view.offset + w.r * a.view.rs + w.c * a.view.cs) * kBytes<kOut>;
+    constexpr int width = dtype_bytes(DType(kOut));
+    const std::byte* p = a.out + (a.view.offset + w.r * a.view.rs + w.c * a.view.cs) * width;
     uint64_t bits;
-    if constexpr (kBytes<kOut> == 8) bits = *reinterpret_cast<const uint64_t*>(p);
-    else if constexpr (kBytes<kOut> == 4) bits = *reinterpret_cast<const uint32_t*>(p);
-    else if constexpr (kBytes<kOut> == 2) bits = *reinterpret_cast<const uint16_t*>(p);
+    if constexpr (width == 8) bits = *reinterpret_cast<const uint64_t*>(p);
+    else if constexpr (width == 4) bits = *reinterpret_cast<const uint32_t*>(p);
+    else if constexpr (width == 2) bits = *reinterpret_cast<const uint16_t*>(p);
     else bits = *reinterpret_cast<const uint8_t*>(p);
     return {bits, a.src.load(i, w.r, w.c)};
+  } else {
+    return {load_bits(t, a.out + a.g.index(w.r, w.c) * dtype_bytes(t)), a.src.load(i, w.r, w.c)};
   }
-  return {load_bits(t, a.out + a.g.index(w.r, w.c) * dtype_bytes(t)), a.src.load(i, w.r, w.c)};
 }
 
 // Element i's figures added to `mine`; whether it is bad. t is the stored
